@@ -1,0 +1,255 @@
+"""The host twin: one Go board in numpy/Python, slow and obviously correct.
+
+Groups are found by flood fill on every move; legality covers occupied points, suicide
+(captures are resolved first), simple ko and positional superko (Zobrist hashes of every
+earlier whole-board position).  The search tree descends with this board and the device
+kernels (kernels/rules.py) are tested against it move by move.
+
+Start reading at `Board.play`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterable
+
+import numpy as np
+
+from kernels.geometry import BLACK, EMPTY, WHITE, Geometry, opponent
+
+_ASCII = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+_FROM_ASCII = {".": EMPTY, "+": EMPTY, "X": BLACK, "x": BLACK, "O": WHITE, "o": WHITE}
+
+
+class IllegalMove(ValueError):
+    """A move the rules forbid; `reason` is one of occupied, suicide, ko, superko."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@functools.lru_cache(maxsize=None)
+def zobrist_table(num_points: int) -> np.ndarray:
+    """[3, P] uint64 random keys (row 0 unused for empty); fixed seed, built on first use."""
+    rng = np.random.default_rng(20261122 + num_points)
+    return rng.integers(1, 2**63, size=(3, num_points), dtype=np.uint64)
+
+
+class Board:
+    """A Go position plus the history needed for positional superko.
+
+    stones: int8 [P] (0 empty, 1 black, 2 white), point p = row * N + col, A1 = 0.
+    """
+
+    def __init__(self, size: int = 9, komi: float = 7.5):
+        self.geometry = Geometry(size)
+        self.size = size
+        self.komi = float(komi)
+        self.stones = np.zeros(size * size, np.int8)
+        self.to_play = BLACK
+        self.ko: int | None = None  # simple-ko point forbidden to `to_play`
+        self.passes = 0  # consecutive passes
+        self.hash = np.uint64(0)
+        self.seen: set[int] = {0}  # hashes of every position so far (positional superko)
+        self.moves: list[tuple[int, int | None]] = []  # (colour, point or None for pass)
+        self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
+
+    # --- construction ------------------------------------------------------------------------
+    def copy(self) -> "Board":
+        b = Board.__new__(Board)
+        b.__dict__.update(self.__dict__)
+        b.stones = self.stones.copy()
+        b.seen = set(self.seen)
+        b.moves = list(self.moves)
+        b.captures = dict(self.captures)
+        return b
+
+    @classmethod
+    def from_ascii(cls, text: str, to_play: int = BLACK, komi: float = 7.5) -> "Board":
+        """Rows top (row N) first; 'X' black, 'O' white, '.' empty; spaces ignored."""
+        rows = [r.replace(" ", "") for r in text.strip().splitlines() if r.strip()]
+        size = len(rows)
+        if any(len(r) != size for r in rows):
+            raise ValueError("ASCII board must be square")
+        b = cls(size, komi)
+        for i, row in enumerate(rows):
+            for col, ch in enumerate(row):
+                b.stones[(size - 1 - i) * size + col] = _FROM_ASCII[ch]
+        b.to_play = to_play
+        b.hash = b._compute_hash()
+        b.seen = {int(b.hash)}
+        return b
+
+    def _compute_hash(self) -> np.uint64:
+        z = zobrist_table(self.size * self.size)
+        h = np.uint64(0)
+        for p in np.flatnonzero(self.stones):
+            h ^= z[self.stones[p], p]
+        return h
+
+    # --- groups ------------------------------------------------------------------------------
+    def group(self, p: int) -> tuple[set[int], set[int]]:
+        """(stones, liberties) of the chain through stone p."""
+        color = self.stones[p]
+        stones, libs, todo = {p}, set(), [p]
+        nbrs = self.geometry.neighbors
+        while todo:
+            q = todo.pop()
+            for r in nbrs[q]:
+                s = self.stones[r]
+                if s == EMPTY:
+                    libs.add(r)
+                elif s == color and r not in stones:
+                    stones.add(r)
+                    todo.append(r)
+        return stones, libs
+
+    def _try(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
+        """Stones after `color` plays p, the captured points and the new hash; raises on illegal."""
+        if self.stones[p] != EMPTY:
+            raise IllegalMove("occupied", f"{self.geometry.to_gtp(p)} is occupied")
+        z = zobrist_table(self.size * self.size)
+        stones = self.stones.copy()
+        stones[p] = color
+        h = self.hash ^ z[color, p]
+        trial = self.__class__.__new__(self.__class__)
+        trial.stones, trial.geometry = stones, self.geometry
+        captured: list[int] = []
+        for q in self.geometry.neighbors[p]:
+            if stones[q] == opponent(color) and q not in captured:
+                group, libs = trial.group(q)
+                if not libs:
+                    captured.extend(group)
+        for q in captured:
+            h ^= z[stones[q], q]
+            stones[q] = EMPTY
+        if not captured and not trial.group(p)[1]:
+            raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
+        return stones, captured, h
+
+    # --- legality ----------------------------------------------------------------------------
+    def is_legal(self, p: int | None, color: int | None = None, superko: bool = True) -> bool:
+        try:
+            self.check(p, color, superko)
+            return True
+        except IllegalMove:
+            return False
+
+    def check(self, p: int | None, color: int | None = None, superko: bool = True) -> None:
+        """Raise IllegalMove if `color` may not play p (None = pass, always legal)."""
+        if p is None:
+            return
+        color = self.to_play if color is None else color
+        if color == self.to_play and p == self.ko:
+            raise IllegalMove("ko", f"{self.geometry.to_gtp(p)} retakes a ko")
+        _, _, h = self._try(p, color)
+        if superko and int(h) in self.seen:
+            raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
+
+    def legal_points(self, color: int | None = None, superko: bool = True) -> list[int]:
+        return [p for p in range(self.size * self.size) if self.is_legal(p, color, superko)]
+
+    def is_eye(self, p: int, color: int) -> bool:
+        """SPEC eye: empty, all 4 neighbours `color` or off-board, and at most one opponent
+        diagonal (none when p is on the edge or in the corner)."""
+        if self.stones[p] != EMPTY:
+            return False
+        g = self.geometry
+        if any(self.stones[q] != color for q in g.neighbors[p]):
+            return False
+        bad = sum(self.stones[q] == opponent(color) for q in g.diagonals[p])
+        on_edge = len(g.neighbors[p]) < 4
+        return bad + on_edge < 2
+
+    # --- moves -------------------------------------------------------------------------------
+    def play(self, p: int | None, color: int | None = None, superko: bool = True) -> list[int]:
+        """Play p (None = pass) for `color` (default: side to move).  Returns captured points.
+
+        Raises IllegalMove and leaves the board unchanged if the move is illegal.
+        """
+        color = self.to_play if color is None else color
+        if p is None:
+            self.passes += 1
+            self.ko = None
+            self.moves.append((color, None))
+            self.to_play = opponent(color)
+            return []
+        self.check(p, color, superko)
+        stones, captured, h = self._try(p, color)
+        # Simple ko: a lone stone that captured exactly one stone and has that point as its
+        # only liberty may be retaken at once; forbid that single retake.
+        self.ko = None
+        if len(captured) == 1:
+            group, libs = Board._group_of(stones, self.geometry, p)
+            if len(group) == 1 and len(libs) == 1:
+                self.ko = captured[0]
+        self.stones, self.hash = stones, h
+        self.seen.add(int(h))
+        self.captures[color] += len(captured)
+        self.passes = 0
+        self.moves.append((color, p))
+        self.to_play = opponent(color)
+        return captured
+
+    @staticmethod
+    def _group_of(stones: np.ndarray, geometry: Geometry, p: int) -> tuple[set[int], set[int]]:
+        b = Board.__new__(Board)
+        b.stones, b.geometry = stones, geometry
+        return b.group(p)
+
+    def place(self, points: Iterable[int], color: int) -> None:
+        """Set up stones (handicap, SGF AB/AW): no captures, no move recorded."""
+        for p in points:
+            self.stones[p] = color
+        self.hash = self._compute_hash()
+        self.seen.add(int(self.hash))
+        self.ko = None
+
+    @property
+    def game_over(self) -> bool:
+        return self.passes >= 2
+
+    # --- scoring -----------------------------------------------------------------------------
+    def area(self) -> tuple[int, int, np.ndarray]:
+        """(black area, white area, owner [P] int8): stones plus empty points reaching only
+        that colour (Tromp-Taylor); owner 0 for dame."""
+        owner = self.stones.copy()
+        seen = np.zeros_like(self.stones, bool)
+        nbrs = self.geometry.neighbors
+        for p in range(self.size * self.size):
+            if self.stones[p] != EMPTY or seen[p]:
+                continue
+            region, border, todo = [p], set(), [p]
+            seen[p] = True
+            while todo:
+                q = todo.pop()
+                for r in nbrs[q]:
+                    if self.stones[r] == EMPTY:
+                        if not seen[r]:
+                            seen[r] = True
+                            region.append(r)
+                            todo.append(r)
+                    else:
+                        border.add(int(self.stones[r]))
+            owner[region] = border.pop() if len(border) == 1 else EMPTY
+        return int((owner == BLACK).sum()), int((owner == WHITE).sum()), owner
+
+    def score(self) -> float:
+        """Black's area minus White's area minus komi (> 0: Black wins)."""
+        b, w, _ = self.area()
+        return b - w - self.komi
+
+    # --- display -----------------------------------------------------------------------------
+    def to_ascii(self, coordinates: bool = False) -> str:
+        n = self.size
+        lines = []
+        for r in range(n - 1, -1, -1):
+            row = " ".join(_ASCII[int(s)] for s in self.stones[r * n:(r + 1) * n])
+            lines.append(f"{r + 1:2d} {row}" if coordinates else row)
+        if coordinates:
+            lines.append("   " + " ".join(self.geometry.to_gtp(c)[0] for c in range(n)))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_ascii(coordinates=True)

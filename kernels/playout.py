@@ -1,0 +1,161 @@
+"""Batched Monte-Carlo playouts and their per-position reductions, all on the device.
+
+`run_playouts(starts [L], key, K)` runs K playouts from each of L start positions (L * K boards
+at once), then reduces them per start position to what the tree and `gojax.evaluate` need:
+win sums, area-score sums, ownership, cap hits and the AMAF tables.  Nothing per move per
+playout leaves the device: each board carries one int8 [M] first-play record.
+
+Shape letters: L start positions, K playouts per position, B = L * K boards, M cells, P points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from kernels import rules
+from kernels.geometry import BLACK, WHITE, Geometry
+from kernels.state import BoardState, geometry_of
+
+AMAF_RULES = ("first", "same_colour")
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayoutConfig:
+    """Static playout settings (hashable: part of the jit cache key)."""
+
+    # Default policy: "uniform" (SPEC.md "Playouts").
+    policy: str = "uniform"
+    # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
+    # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
+    # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
+    amaf_rule: str = "first"
+    # Move cap per playout; None = 3 N^2 (SPEC.md).
+    move_cap: int | None = None
+
+    def __post_init__(self):
+        if self.policy != "uniform":
+            raise ValueError(f"unknown playout policy {self.policy!r} (have: uniform)")
+        if self.amaf_rule not in AMAF_RULES:
+            raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
+
+
+@chex.dataclass(frozen=True)
+class PlayoutResult:
+    z: chex.Array  # float32 [L, K]  1 Black win, 0 White win, 0.5 tie
+    score: chex.Array  # float32 [L, K]  Black area - White area - komi
+    moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes or the cap
+    cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
+    wins: chex.Array  # float32 [L]  sum of z over the K playouts
+    ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
+    amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
+    amaf_wins: chex.Array  # float32 [L, 2, P]  sum of z over those playouts
+
+
+def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
+    """One board: the cell of a uniformly chosen True in `legal` (bool [M]), 0 if none.
+
+    One random uint32 per move.  Two levels (count per row, then within the row) keep the
+    prefix sums short: N + W elements instead of M."""
+    m = legal.shape[-1]
+    w = int(round(m ** 0.5))
+    n_rows = w - 2
+    rows = legal[w: m - w].reshape(n_rows, w)
+    per_row = rows.sum(1, dtype=jnp.int32)
+    total = per_row.sum()
+    u = (word >> 8).astype(jnp.float32) * jnp.float32(2.0 ** -24)
+    r = jnp.minimum((u * total.astype(jnp.float32)).astype(jnp.int32), total - 1)
+    cum = jnp.cumsum(per_row)
+    i = (cum <= r).sum(dtype=jnp.int32)
+    i = jnp.minimum(i, n_rows - 1)
+    rank_in_row = r - (cum[i] - per_row[i])
+    j = (jnp.cumsum(rows[i].astype(jnp.int32)) <= rank_in_row).sum(dtype=jnp.int32)
+    return jnp.where(total > 0, w + i * w + j, 0).astype(jnp.int32)
+
+
+def _choose(state: BoardState, amaf: jax.Array, done: jax.Array, word: jax.Array, amaf_rule: str):
+    """One board: the playout move (0 = pass; done boards pass, which leaves the stones alone)
+    and the first-play record with it marked."""
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    cell = jnp.where(done, 0, select_uniform(legal, word))
+    at = (jnp.arange(amaf.shape[-1]) == cell) & (cell != 0)
+    mover = state.to_play
+    mark = jnp.where(amaf == 0, mover, amaf) if amaf_rule == "first" else amaf | mover
+    return cell, jnp.where(at, mark, amaf)
+
+
+def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig):
+    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B])."""
+    g = geometry_of(starts)
+    cap = config.move_cap or g.move_cap
+    b, m = starts.color.shape
+    choose = jax.vmap(functools.partial(_choose, amaf_rule=config.amaf_rule))
+    recount_rows = max(1, b // 16)
+
+    def cond(carry):
+        _, _, _, done, t = carry
+        return (t < cap) & ~done.all()
+
+    def body(carry):
+        state, amaf, moves, done, t = carry
+        words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
+        cells, amaf = choose(state, amaf, done, words)
+        state, _ = rules.play_batch(state, cells, recount_rows)
+        moves = moves + (~done).astype(jnp.int32)
+        done = done | (state.passes >= 2) | (moves >= cap)
+        return state, amaf, moves, done, t + 1
+
+    init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0))
+    state, amaf, moves, done, _ = jax.lax.while_loop(cond, body, init)
+    return state, amaf, moves, (moves >= cap) & (state.passes < 2)
+
+
+@functools.partial(jax.jit, static_argnames=("playouts_per_position", "config"))
+def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
+                 config: PlayoutConfig = PlayoutConfig()) -> PlayoutResult:
+    """K = playouts_per_position playouts from each of the L boards of `starts` ([L] batched).
+
+    Compiles once per (board size, L, K, config)."""
+    g = geometry_of(starts)
+    k = playouts_per_position
+    l = starts.color.shape[0]
+    boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, k, axis=0), starts)
+    final, amaf, moves, cap_hit = _playout_loop(boards, key, config)
+
+    owner, diff = jax.vmap(rules.area)(final.color)
+    score = diff.astype(jnp.float32) - final.komi
+    z = jnp.where(score > 0, 1.0, jnp.where(score < 0, 0.0, 0.5)).astype(jnp.float32)
+
+    to_points = jnp.asarray(g.point_to_cell)
+    owner_p = owner[:, to_points]  # [B, P]
+    signed = jnp.where(owner_p == BLACK, 1.0, jnp.where(owner_p == WHITE, -1.0, 0.0))
+    amaf_p = amaf[:, to_points]
+    if config.amaf_rule == "first":
+        credit = jnp.stack([amaf_p == BLACK, amaf_p == WHITE], axis=1)  # [B, 2, P]
+    else:
+        credit = jnp.stack([(amaf_p & BLACK) != 0, (amaf_p & WHITE) != 0], axis=1)
+
+    def per_position(x):
+        return x.reshape((l, k) + x.shape[1:])
+
+    credit = per_position(credit)
+    zk = per_position(z)
+    return PlayoutResult(
+        z=zk, score=per_position(score), moves=per_position(moves), cap_hit=per_position(cap_hit),
+        wins=zk.sum(1),
+        ownership=per_position(signed).mean(1),
+        amaf_count=credit.sum(1, dtype=jnp.int32),
+        amaf_wins=(credit * zk[:, :, None, None]).sum(1),
+    )
+
+
+def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardState:
+    """[batch] empty boards with Black to move."""
+    from kernels.host import Board
+    from kernels.state import from_host
+    one = from_host(Board(geometry.size, komi))
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)

@@ -1,0 +1,73 @@
+"""The device board: a frozen pytree of fixed-shape arrays, and conversion from the host twin.
+
+Shapes (one board; batched functions add a leading B):
+  M = (N + 2)^2 cells of the padded layout (kernels/geometry.py), P = N^2 points.
+
+Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 12 scalars; 9x9: 121 + 242 + 242 + 12
+= 617 bytes, 19x19: 2,217 bytes.  A playout adds an int8 [M] AMAF record and a move counter.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax.numpy as jnp
+import numpy as np
+
+from kernels.geometry import BORDER, Geometry
+from kernels.host import Board
+
+
+@chex.dataclass(frozen=True)
+class BoardState:
+    color: chex.Array  # int8  [M]  0 empty, 1 black, 2 white, 3 border
+    chain: chex.Array  # int16 [M]  chain id = one cell of the chain (its "root"); own index off stones
+    libs: chex.Array  # int16 [M]  pseudo-liberties of the chain through this cell (0 off stones):
+    #                               the number of (stone, empty neighbour) pairs of the chain.  It is
+    #                               0 exactly when the chain has no liberty, and a chain next to
+    #                               point q has a liberty other than q exactly when libs exceeds the
+    #                               number of its stones adjacent to q (kernels/rules.py uses both).
+    ko: chex.Array  # int32 []  cell that `to_play` may not take back by simple ko; 0 = none
+    to_play: chex.Array  # int8 []  1 black, 2 white
+    passes: chex.Array  # int8 []  consecutive passes
+    komi: chex.Array  # float32 []
+
+
+def geometry_of(state: BoardState) -> Geometry:
+    """The board geometry from the (static) shape of a single or batched state."""
+    m = state.color.shape[-1]
+    return Geometry(int(round(m ** 0.5)) - 2)
+
+
+def from_host(board: Board) -> BoardState:
+    """One host board -> device state (chains and pseudo-liberties computed here, on the host)."""
+    g = board.geometry
+    color = np.full(g.num_cells, BORDER, np.int8)
+    color[g.point_to_cell] = board.stones
+    chain = np.arange(g.num_cells, dtype=np.int16)
+    libs = np.zeros(g.num_cells, np.int16)
+    done = set()
+    for p in np.flatnonzero(board.stones):
+        if p in done:
+            continue
+        stones, _ = board.group(int(p))
+        root = g.point_to_cell[min(stones)]
+        pseudo = sum(board.stones[q] == 0 for s in stones for q in g.neighbors[s])
+        for s in stones:
+            chain[g.point_to_cell[s]] = root
+            libs[g.point_to_cell[s]] = pseudo
+        done |= stones
+    ko = 0 if board.ko is None else int(g.point_to_cell[board.ko])
+    return BoardState(
+        color=jnp.asarray(color), chain=jnp.asarray(chain), libs=jnp.asarray(libs),
+        ko=jnp.int32(ko), to_play=jnp.int8(board.to_play), passes=jnp.int8(min(board.passes, 2)),
+        komi=jnp.float32(board.komi))
+
+
+def stack(states: list[BoardState]) -> BoardState:
+    """A list of single-board states -> one batched state [B, ...]."""
+    return BoardState(**{k: jnp.stack([getattr(s, k) for s in states]) for k in BoardState.__dataclass_fields__})
+
+
+def points(state_color: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """Cell-indexed array [..., M] -> point-indexed [..., P] (numpy, host side)."""
+    return np.asarray(state_color)[..., geometry.point_to_cell]
