@@ -94,7 +94,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig):
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
     choose = jax.vmap(functools.partial(_choose, amaf_rule=config.amaf_rule))
-    recount_rows = max(1, b // 16)
+    recount_rows = max(1, b // 8)
 
     def cond(carry):
         _, _, _, done, t = carry

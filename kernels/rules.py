@@ -123,7 +123,7 @@ def play_stale(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Arra
     removed = (in_chain & (is_opp & (left == 0))[None, :]).any(1)  # captured: p was the last liberty
     merged = (in_chain & is_friend[None, :]).any(1) | (cells == p)
     opp_hit = in_chain & (is_opp & (left > 0))[None, :]
-    libs = jnp.where(opp_hit.any(1), jnp.where(opp_hit, left[None, :], 0).max(1), lb)
+    libs = jnp.where(opp_hit.any(1), (opp_hit * left[None, :]).max(1), lb)
     libs = jnp.where(merged, merged_libs.astype(lb.dtype), jnp.where(removed, 0, libs)).astype(lb.dtype)
     color = jnp.where(cells == p, me, jnp.where(removed, EMPTY, c))
     chain = jnp.where(merged, p.astype(ch.dtype), jnp.where(removed, cells.astype(ch.dtype), ch))
