@@ -160,7 +160,7 @@ class Board:
             return False
         bad = sum(self.stones[q] == opponent(color) for q in g.diagonals[p])
         on_edge = len(g.neighbors[p]) < 4
-        return bad + on_edge < 2
+        return bool(bad + on_edge < 2)
 
     # --- moves -------------------------------------------------------------------------------
     def play(self, p: int | None, color: int | None = None, superko: bool = True) -> list[int]:

@@ -54,6 +54,8 @@ class PlayoutResult:
     ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
     amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
     amaf_wins: chex.Array  # float32 [L, 2, P]  sum of z over those playouts
+    history: chex.Array | None = None  # int16 [L, K, cap] points played, -1 pass, -2 after the end;
+    #                                    only with record_moves=True (tests, debugging)
 
 
 def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
@@ -88,43 +90,51 @@ def _choose(state: BoardState, amaf: jax.Array, done: jax.Array, word: jax.Array
     return cell, jnp.where(at, mark, amaf)
 
 
-def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig):
-    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B])."""
+def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool):
+    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], history)."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
     choose = jax.vmap(functools.partial(_choose, amaf_rule=config.amaf_rule))
     recount_rows = max(1, b // 8)
 
+    to_point = jnp.asarray(g.cell_to_point, jnp.int16)
+
     def cond(carry):
-        _, _, _, done, t = carry
+        _, _, _, done, t, _ = carry
         return (t < cap) & ~done.all()
 
     def body(carry):
-        state, amaf, moves, done, t = carry
+        state, amaf, moves, done, t, history = carry
         words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
         cells, amaf = choose(state, amaf, done, words)
         state, _ = rules.play_batch(state, cells, recount_rows)
+        if record_moves:
+            played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1
+            history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
         moves = moves + (~done).astype(jnp.int32)
         done = done | (state.passes >= 2) | (moves >= cap)
-        return state, amaf, moves, done, t + 1
+        return state, amaf, moves, done, t + 1, history
 
-    init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0))
-    state, amaf, moves, done, _ = jax.lax.while_loop(cond, body, init)
-    return state, amaf, moves, (moves >= cap) & (state.passes < 2)
+    history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
+    init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
+            history)
+    state, amaf, moves, done, _, history = jax.lax.while_loop(cond, body, init)
+    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history
 
 
-@functools.partial(jax.jit, static_argnames=("playouts_per_position", "config"))
+@functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
 def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
-                 config: PlayoutConfig = PlayoutConfig()) -> PlayoutResult:
+                 config: PlayoutConfig = PlayoutConfig(), record_moves: bool = False) -> PlayoutResult:
     """K = playouts_per_position playouts from each of the L boards of `starts` ([L] batched).
 
-    Compiles once per (board size, L, K, config)."""
+    Playouts keep going from the start states as they are (a state whose `passes` is already 2 is
+    scored as it stands).  Compiles once per (board size, L, K, config)."""
     g = geometry_of(starts)
     k = playouts_per_position
     l = starts.color.shape[0]
     boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, k, axis=0), starts)
-    final, amaf, moves, cap_hit = _playout_loop(boards, key, config)
+    final, amaf, moves, cap_hit, history = _playout_loop(boards, key, config, record_moves)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -150,6 +160,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         ownership=per_position(signed).mean(1),
         amaf_count=credit.sum(1, dtype=jnp.int32),
         amaf_wins=(credit * zk[:, :, None, None]).sum(1),
+        history=per_position(history) if record_moves else None,
     )
 
 

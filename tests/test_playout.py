@@ -1,0 +1,125 @@
+"""Batched playouts: every recorded playout replayed on the host twin, and the per-position
+reductions (wins, ownership, AMAF tables) recomputed by a slow loop over those records."""
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+from kernels.geometry import BLACK, WHITE
+from kernels.host import Board
+from kernels.playout import PlayoutConfig, empty_boards, run_playouts
+from kernels.state import from_host, stack
+from tests.helpers import board
+
+
+def start_positions():
+    """Three 7x7 starts: empty (Black to move), a middle game with White to move, and a ko."""
+    mid = board("""
+        . . . . . . .
+        . X X O . . .
+        . X O O . . .
+        . X O . . X .
+        . . X O O . .
+        . . . . . . .
+        . . . . . . .""", to_play="W", komi=0.5)
+    ko = board("""
+        . . . . . . .
+        . X O . . . .
+        X O . O . . .
+        . X O . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .""")
+    ko.play(ko.geometry.from_gtp("C5"))  # Black takes B5: White starts with a ko it may not retake
+    assert ko.ko == ko.geometry.from_gtp("B5")
+    return [Board(7), mid, ko]
+
+
+def replay(start: Board, history: np.ndarray, cap: int):
+    """Replay one recorded playout on the host twin, checking the playout rules at every move.
+    Returns (final board, {(colour, point): first credited} sets for both AMAF rules)."""
+    b = start.copy()
+    first_by_any, played_by = {}, {BLACK: set(), WHITE: set()}
+    n = 0
+    for p in history:
+        if p == -2:
+            break
+        n += 1
+        me = b.to_play
+        candidates = [q for q in b.legal_points(superko=False) if not b.is_eye(q, me)]
+        if p == -1:
+            assert not candidates, f"passed with moves left: {candidates}"
+            b.play(None)
+        else:
+            assert p in candidates, f"illegal or eye-filling playout move {b.geometry.to_gtp(p)}\n{b}"
+            first_by_any.setdefault(int(p), me)
+            played_by[me].add(int(p))
+            b.play(int(p), superko=False)
+        if b.game_over:
+            break
+    assert b.game_over or n == cap
+    return b, first_by_any, played_by, n
+
+
+@pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
+def test_reductions_equal_a_slow_loop_over_recorded_playouts(amaf_rule):
+    starts = start_positions()
+    k = 6
+    config = PlayoutConfig(amaf_rule=amaf_rule)
+    res = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(3), k,
+                                      config, record_moves=True))
+    g = starts[0].geometry
+    cap = g.move_cap
+    for i, start in enumerate(starts):
+        count = np.zeros((2, g.num_points), int)
+        wins = np.zeros((2, g.num_points))
+        own = np.zeros(g.num_points)
+        for j in range(k):
+            final, first_by_any, played_by, n = replay(start, res.history[i, j], cap)
+            assert res.moves[i, j] == n
+            score = final.score()
+            assert res.score[i, j] == pytest.approx(score)
+            z = 1.0 if score > 0 else 0.0 if score < 0 else 0.5
+            assert res.z[i, j] == z
+            _, _, owner = final.area()
+            own += np.where(owner == BLACK, 1, np.where(owner == WHITE, -1, 0))
+            for c, row in ((BLACK, 0), (WHITE, 1)):
+                pts = ({p for p, who in first_by_any.items() if who == c} if amaf_rule == "first"
+                       else played_by[c])
+                for p in pts:
+                    count[row, p] += 1
+                    wins[row, p] += z
+        np.testing.assert_array_equal(res.amaf_count[i], count)
+        np.testing.assert_allclose(res.amaf_wins[i], wins)
+        np.testing.assert_allclose(res.ownership[i], own / k, atol=1e-6)
+        assert res.wins[i] == pytest.approx(res.z[i].sum())
+    assert not res.cap_hit.any()
+
+
+def test_move_cap_stops_playouts_and_is_counted():
+    res = run_playouts(empty_boards(board(". . . . .\n" * 5).geometry, 4), jax.random.key(0), 2,
+                       PlayoutConfig(move_cap=10))
+    assert (np.asarray(res.moves) == 10).all() and np.asarray(res.cap_hit).all()
+
+
+def test_same_key_same_playouts_and_rows_do_not_interact():
+    g = Board(9).geometry
+    a = run_playouts(empty_boards(g, 8), jax.random.key(5), 2)
+    b = run_playouts(empty_boards(g, 8), jax.random.key(5), 2)
+    np.testing.assert_array_equal(np.asarray(a.moves), np.asarray(b.moves))
+    # A finished start position (two passes) is scored as it stands, whatever its neighbours do.
+    done = Board(9)
+    done.play(None)
+    done.play(None)
+    mixed = stack([from_host(Board(9)), from_host(done)])
+    res = run_playouts(mixed, jax.random.key(1), 3)
+    assert (np.asarray(res.moves[1]) == 0).all() and (np.asarray(res.z[1]) == 0).all()
+
+
+def test_compiles_once_per_shape():
+    g = Board(5).geometry
+    traced = chex.assert_max_traces(n=1)(lambda s, k: run_playouts(s, k, 2))
+    fn = jax.jit(traced)
+    for seed in range(3):
+        jax.block_until_ready(fn(empty_boards(g, 3), jax.random.key(seed)).wins)
