@@ -108,14 +108,14 @@ def play_stale(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Arra
     me = state.to_play.astype(c.dtype)
     opp = (3 - me).astype(c.dtype)
     is_pass = cell == 0
-    p = jnp.where(is_pass, w + 1, cell).astype(jnp.int32)  # any real cell; result discarded on pass
-
-    nbr = p + jnp.array([-w, w, -1, 1], jnp.int32)
+    # On a pass every mask below is False, so the arrays come out unchanged without a select.
+    p = jnp.where(is_pass, -1, cell).astype(jnp.int32)
+    nbr = jnp.where(is_pass, w + 1, cell) + jnp.array([-w, w, -1, 1], jnp.int32)
     nc, nch, nl = c[nbr], ch[nbr], lb[nbr]
     same = nch[:, None] == nch[None, :]  # [4, 4]
     edges = same.sum(1).astype(lb.dtype)  # stones of nbr i's chain next to p
     left = nl - edges  # pseudo-liberties each neighbour chain keeps once p is filled
-    is_friend, is_opp = nc == me, nc == opp
+    is_friend, is_opp = (nc == me) & ~is_pass, (nc == opp) & ~is_pass
     first = ~(same & jnp.tri(4, k=-1, dtype=bool)).any(1)  # first occurrence of each chain id
     merged_libs = jnp.where(is_friend & first, left, 0).sum() + (nc == EMPTY).sum()
     cells = jnp.arange(m, dtype=jnp.int32)
@@ -133,12 +133,10 @@ def play_stale(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Arra
     lone = ~(is_friend | (nc == EMPTY)).any()
     ko = jnp.where(lone & (n_captured == 1), jnp.argmax(removed).astype(jnp.int32), 0)
 
-    moved = BoardState(color=color, chain=chain, libs=libs, ko=ko, to_play=opp.astype(jnp.int8),
-                       passes=jnp.int8(0), komi=state.komi)
-    passed = state.replace(ko=jnp.int32(0), to_play=opp.astype(jnp.int8),
-                           passes=jnp.minimum(state.passes + 1, 2).astype(jnp.int8))
-    out = jax.tree_util.tree_map(lambda a, b: jnp.where(is_pass, a, b), passed, moved)
-    return out, jnp.where(is_pass, 0, n_captured)
+    passes = jnp.where(is_pass, jnp.minimum(state.passes + 1, 2), 0).astype(jnp.int8)
+    out = BoardState(color=color, chain=chain, libs=libs, ko=ko, to_play=opp.astype(jnp.int8),
+                     passes=passes, komi=state.komi)
+    return out, n_captured
 
 
 def play(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Array]:

@@ -1,0 +1,5 @@
+import sys
+
+from gojax.cli import main
+
+sys.exit(main())

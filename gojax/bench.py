@@ -1,0 +1,107 @@
+"""Throughput benchmarks behind `gojax bench`: uniform playouts from the empty board.
+
+Each measurement compiles once (timed apart as compile_sec), then runs `repeats` timed batches
+with fresh keys and reports the median.  Timings are wall-clock with the result on the host
+(block_until_ready), so they include the device->host copy of the per-position reductions.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import sys
+import time
+
+import jax
+import numpy as np
+
+from kernels.geometry import Geometry
+from kernels.playout import PlayoutConfig, empty_boards, run_playouts
+
+
+def device_description() -> str:
+    """e.g. 'gpu: NVIDIA H100 x1' or 'cpu: AMD EPYC 7B13 (2 cores) x1'."""
+    d = jax.devices()[0]
+    if d.platform != "cpu":
+        return f"{d.platform}: {d.device_kind} x{jax.device_count()}"
+    name = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            name = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), name)
+    except OSError:
+        pass
+    import os
+    return f"cpu: {name} ({os.cpu_count()} cores) x{jax.device_count()}"
+
+
+def versions() -> dict:
+    import jaxlib
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        ours = version("gojax")
+    except PackageNotFoundError:
+        ours = "source"
+    return {"gojax": ours, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version()}
+
+
+def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int = 1, repeats: int = 5,
+                   seed: int = 0, config: PlayoutConfig = PlayoutConfig(), progress: bool = True) -> dict:
+    """Time `batch` simultaneous playouts (batch / K start positions, K playouts each)."""
+    if batch % playouts_per_position:
+        raise ValueError(f"batch {batch} is not a multiple of playouts-per-position {playouts_per_position}")
+    g = Geometry(board)
+    starts = empty_boards(g, batch // playouts_per_position)
+    key = jax.random.key(seed)
+
+    def run(i):
+        res = run_playouts(starts, jax.random.fold_in(key, i), playouts_per_position, config)
+        return jax.device_get((res.moves, res.cap_hit, res.z))
+
+    t0 = time.perf_counter()
+    run(0)
+    compile_sec = time.perf_counter() - t0  # compile + one run
+
+    times, moves, caps, wins = [], [], 0, []
+    bar = _progress(repeats, f"bench {board}x{board} B={batch}", progress)
+    for i in range(1, repeats + 1):
+        t0 = time.perf_counter()
+        m, cap, z = run(i)
+        times.append(time.perf_counter() - t0)
+        moves.append(m.mean())
+        caps += int(cap.sum())
+        wins.append(z.mean())
+        bar.update(1)
+    bar.close()
+    sec = statistics.median(times)
+    mean_moves = float(np.mean(moves))
+    return {
+        "board": board, "batch": batch, "playouts_per_position": playouts_per_position,
+        "policy": config.policy, "repeats": repeats,
+        "playouts_per_sec": batch / sec,
+        "moves_per_sec": batch * mean_moves / sec,
+        "sec_per_batch_median": sec, "sec_per_batch_min": min(times), "sec_per_batch_max": max(times),
+        "mean_moves": mean_moves, "cap_hits": caps, "playouts_timed": batch * repeats,
+        "black_win_rate": float(np.mean(wins)),
+        "compile_sec": compile_sec, "compile_included": False,
+        "device": device_description(), **versions(),
+    }
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, leave=False)
+
+
+def format_report(r: dict) -> str:
+    return "\n".join([
+        f"gojax bench: {r['board']}x{r['board']} uniform playouts from the empty board",
+        f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
+        f"  batch           {r['batch']} boards ({r['batch'] // r['playouts_per_position']} positions"
+        f" x {r['playouts_per_position']} playouts), {r['repeats']} timed repeats",
+        f"  playouts/s      {r['playouts_per_sec']:,.0f}   (median; batch time {r['sec_per_batch_median'] * 1e3:.1f} ms,"
+        f" min {r['sec_per_batch_min'] * 1e3:.1f}, max {r['sec_per_batch_max'] * 1e3:.1f})",
+        f"  board-moves/s   {r['moves_per_sec']:,.0f}",
+        f"  mean moves      {r['mean_moves']:.1f} per playout; cap hits {r['cap_hits']} of {r['playouts_timed']}",
+        f"  Black wins      {r['black_win_rate']:.3f} (komi 7.5)",
+        f"  compile         {r['compile_sec']:.2f} s (compile + first batch; not in the figures above)",
+    ])
