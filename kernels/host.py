@@ -89,6 +89,23 @@ class Board:
         return h
 
     # --- groups ------------------------------------------------------------------------------
+    def chains(self) -> tuple[np.ndarray, list[tuple[frozenset, frozenset]]]:
+        """(label [P] int32, chains): label[p] indexes `chains` for stones, -1 for empty points;
+        each chain is (stones, liberties).  One flood fill over the board, cached until the
+        position changes."""
+        cached = getattr(self, "_chains_cache", None)
+        if cached is not None and cached[0] == int(self.hash):
+            return cached[1]
+        label = np.full(self.size * self.size, -1, np.int32)
+        found = []
+        for p in np.flatnonzero(self.stones):
+            if label[p] < 0:
+                stones, libs = self.group(int(p))
+                label[list(stones)] = len(found)
+                found.append((frozenset(stones), frozenset(libs)))
+        self._chains_cache = (int(self.hash), (label, found))
+        return label, found
+
     def group(self, p: int) -> tuple[set[int], set[int]]:
         """(stones, liberties) of the chain through stone p."""
         color = self.stones[p]
@@ -148,7 +165,43 @@ class Board:
             raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
 
     def legal_points(self, color: int | None = None, superko: bool = True) -> list[int]:
-        return [p for p in range(self.size * self.size) if self.is_legal(p, color, superko)]
+        """Every point `color` may play, from one chain labelling: a point is legal when it is
+        empty, not the ko point, and has an empty neighbour, a friendly neighbour chain with
+        another liberty, or an enemy neighbour chain whose last liberty it is (a capture).
+        Positional superko then compares the Zobrist hash after the move."""
+        color = self.to_play if color is None else color
+        label, chains = self.chains()
+        z = zobrist_table(self.size * self.size)
+        nbrs = self.geometry.neighbors
+        out = []
+        for p in np.flatnonzero(self.stones == EMPTY):
+            p = int(p)
+            if color == self.to_play and p == self.ko:
+                continue
+            ok = False
+            captured: set[int] = set()
+            for q in nbrs[p]:
+                s = self.stones[q]
+                if s == EMPTY:
+                    ok = True
+                    continue
+                stones, libs = chains[label[q]]
+                if s == color:
+                    ok |= len(libs) > 1
+                elif len(libs) == 1:
+                    ok = True
+                    captured.add(label[q])
+            if not ok:
+                continue
+            if superko:
+                h = self.hash ^ z[color, p]
+                for i in captured:
+                    for q in chains[i][0]:
+                        h ^= z[opponent(color), q]
+                if int(h) in self.seen:
+                    continue
+            out.append(p)
+        return out
 
     def is_eye(self, p: int, color: int) -> bool:
         """SPEC eye: empty, all 4 neighbours `color` or off-board, and at most one opponent

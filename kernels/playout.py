@@ -50,6 +50,8 @@ class PlayoutResult:
     score: chex.Array  # float32 [L, K]  Black area - White area - komi
     moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes or the cap
     cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
+    first_move: chex.Array  # int16 [L, K]  each playout's first move (point; -1 pass): Algorithm 2
+    #                         backs it up as the new node's MC edge
     wins: chex.Array  # float32 [L]  sum of z over the K playouts
     ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
     amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
@@ -101,26 +103,27 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
 
     def cond(carry):
-        _, _, _, done, t, _ = carry
+        done, t = carry[3], carry[4]
         return (t < cap) & ~done.all()
 
     def body(carry):
-        state, amaf, moves, done, t, history = carry
+        state, amaf, moves, done, t, history, first = carry
         words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
         cells, amaf = choose(state, amaf, done, words)
+        first = jnp.where(t == 0, to_point[cells], first)
         state, _ = rules.play_batch(state, cells, recount_rows)
         if record_moves:
             played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1
             history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
         moves = moves + (~done).astype(jnp.int32)
         done = done | (state.passes >= 2) | (moves >= cap)
-        return state, amaf, moves, done, t + 1, history
+        return state, amaf, moves, done, t + 1, history, first
 
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history)
-    state, amaf, moves, done, _, history = jax.lax.while_loop(cond, body, init)
-    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history
+            history, jnp.full(b, -1, jnp.int16))
+    state, amaf, moves, done, _, history, first = jax.lax.while_loop(cond, body, init)
+    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history, first
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
@@ -134,7 +137,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     k = playouts_per_position
     l = starts.color.shape[0]
     boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, k, axis=0), starts)
-    final, amaf, moves, cap_hit, history = _playout_loop(boards, key, config, record_moves)
+    final, amaf, moves, cap_hit, history, first = _playout_loop(boards, key, config, record_moves)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -156,6 +159,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     zk = per_position(z)
     return PlayoutResult(
         z=zk, score=per_position(score), moves=per_position(moves), cap_hit=per_position(cap_hit),
+        first_move=per_position(first),
         wins=zk.sum(1),
         ownership=per_position(signed).mean(1),
         amaf_count=credit.sum(1, dtype=jnp.int32),

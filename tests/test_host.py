@@ -1,0 +1,28 @@
+"""The host twin's fast legality (one chain labelling) against its slow move-by-move check."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from kernels.geometry import BLACK, WHITE
+from kernels.host import Board
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(size=st.sampled_from([3, 5, 7, 9]), seed=st.integers(0, 2**31 - 1), moves=st.integers(0, 120))
+def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
+    rng = np.random.default_rng(seed)
+    b = Board(size)
+    for _ in range(moves):
+        legal = b.legal_points()
+        b.play(int(rng.choice(legal)) if legal and rng.random() > 0.05 else None)
+    for color in (BLACK, WHITE):
+        for superko in (True, False):
+            slow = [p for p in range(size * size) if b.is_legal(p, color, superko)]
+            assert b.legal_points(color, superko) == slow
+
+
+def test_copy_does_not_share_history():
+    b = Board(5)
+    c = b.copy()
+    c.play(0)
+    assert b.stones[0] == 0 and len(b.seen) == 1 and b.moves == []
