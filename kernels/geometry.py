@@ -89,6 +89,16 @@ class Geometry:
                              if 0 <= rr < n and 0 <= cc < n))
         return tuple(out)
 
+    @functools.cached_property
+    def neighbor_table(self) -> np.ndarray:
+        """[P, 4] int32 orthogonal neighbours, P (a sentinel "off-board" index) where missing."""
+        return _pad_table(self.neighbors, self.num_points)
+
+    @functools.cached_property
+    def diagonal_table(self) -> np.ndarray:
+        """[P, 4] int32 diagonal neighbours, P where missing."""
+        return _pad_table(self.diagonals, self.num_points)
+
     # --- GTP coordinates ---------------------------------------------------------------------
     def to_gtp(self, point: int | None) -> str:
         """Point index -> 'D4'; None -> 'pass'."""
@@ -109,3 +119,10 @@ class Geometry:
         if not (0 <= col < self.size and 0 <= row < self.size):
             raise CoordinateError(f"vertex {vertex!r} is off a {self.size}x{self.size} board")
         return row * self.size + col
+
+
+def _pad_table(rows, sentinel: int) -> np.ndarray:
+    out = np.full((len(rows), 4), sentinel, np.int32)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out

@@ -93,8 +93,9 @@ class Board:
         """(label [P] int32, chains): label[p] indexes `chains` for stones, -1 for empty points;
         each chain is (stones, liberties).  One flood fill over the board, cached until the
         position changes."""
+        key = self.stones.tobytes()
         cached = getattr(self, "_chains_cache", None)
-        if cached is not None and cached[0] == int(self.hash):
+        if cached is not None and cached[0] == key:
             return cached[1]
         label = np.full(self.size * self.size, -1, np.int32)
         found = []
@@ -103,8 +104,21 @@ class Board:
                 stones, libs = self.group(int(p))
                 label[list(stones)] = len(found)
                 found.append((frozenset(stones), frozenset(libs)))
-        self._chains_cache = (int(self.hash), (label, found))
+        self._chains_cache = (key, (label, found))
         return label, found
+
+    def chain_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(stones, label, liberty count) as arrays padded with one off-board entry at index P
+        (stone 3, label -1, count 0), for lookups through Geometry.neighbor_table."""
+        key = self.stones.tobytes()
+        cached = getattr(self, "_arrays_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        label, chains = self.chains()
+        arrays = (np.append(self.stones, 3).astype(np.int8), np.append(label, -1).astype(np.int32),
+                  np.array([len(libs) for _, libs in chains] + [0], np.int32))
+        self._arrays_cache = (key, arrays)
+        return arrays
 
     def group(self, p: int) -> tuple[set[int], set[int]]:
         """(stones, liberties) of the chain through stone p."""
@@ -168,40 +182,32 @@ class Board:
         """Every point `color` may play, from one chain labelling: a point is legal when it is
         empty, not the ko point, and has an empty neighbour, a friendly neighbour chain with
         another liberty, or an enemy neighbour chain whose last liberty it is (a capture).
-        Positional superko then compares the Zobrist hash after the move."""
+        Positional superko then compares the Zobrist hash after the move.  Vectorised over the
+        points; `check` is the one-move-at-a-time version the tests compare it with."""
         color = self.to_play if color is None else color
-        label, chains = self.chains()
+        g = self.geometry
+        _, chains = self.chains()
+        stones, lab, lib_count = self.chain_arrays()
+        nb = g.neighbor_table
+        ns, nl = stones[nb], lib_count[lab[nb]]
+        capture_nb = (ns == opponent(color)) & (nl == 1)
+        ok = (ns == EMPTY).any(1) | ((ns == color) & (nl > 1)).any(1) | capture_nb.any(1)
+        ok &= self.stones == EMPTY
+        if color == self.to_play and self.ko is not None:
+            ok[self.ko] = False
+        points = np.flatnonzero(ok)
+        if not superko:
+            return points.tolist()
         z = zobrist_table(self.size * self.size)
-        nbrs = self.geometry.neighbors
-        out = []
-        for p in np.flatnonzero(self.stones == EMPTY):
-            p = int(p)
-            if color == self.to_play and p == self.ko:
-                continue
-            ok = False
-            captured: set[int] = set()
-            for q in nbrs[p]:
-                s = self.stones[q]
-                if s == EMPTY:
-                    ok = True
-                    continue
-                stones, libs = chains[label[q]]
-                if s == color:
-                    ok |= len(libs) > 1
-                elif len(libs) == 1:
-                    ok = True
-                    captured.add(label[q])
-            if not ok:
-                continue
-            if superko:
-                h = self.hash ^ z[color, p]
-                for i in captured:
-                    for q in chains[i][0]:
-                        h ^= z[opponent(color), q]
-                if int(h) in self.seen:
-                    continue
-            out.append(p)
-        return out
+        after = self.hash ^ z[color, points]  # [n] hashes after the move, before captures
+        captures = capture_nb[points].any(1)
+        for k in np.flatnonzero(captures):
+            p = points[k]
+            for i in {int(lab[q]) for q, c in zip(nb[p], capture_nb[p]) if c}:
+                for q in chains[i][0]:
+                    after[k] ^= z[opponent(color), q]
+        seen = np.fromiter(self.seen, np.uint64, len(self.seen))
+        return points[~np.isin(after, seen)].tolist()
 
     def is_eye(self, p: int, color: int) -> bool:
         """SPEC eye: empty, all 4 neighbours `color` or off-board, and at most one opponent

@@ -50,8 +50,8 @@ class PlayoutResult:
     score: chex.Array  # float32 [L, K]  Black area - White area - komi
     moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes or the cap
     cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
-    first_move: chex.Array  # int16 [L, K]  each playout's first move (point; -1 pass): Algorithm 2
-    #                         backs it up as the new node's MC edge
+    first_move: chex.Array  # int16 [L, K]  each playout's first move (point; -1 pass; -2 none, the
+    #                         start was already over): Algorithm 2 backs it up as the new node's MC edge
     wins: chex.Array  # float32 [L]  sum of z over the K playouts
     ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
     amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
@@ -110,7 +110,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         state, amaf, moves, done, t, history, first = carry
         words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
         cells, amaf = choose(state, amaf, done, words)
-        first = jnp.where(t == 0, to_point[cells], first)
+        first = jnp.where(t == 0, jnp.where(done, jnp.int16(-2), to_point[cells]), first)
         state, _ = rules.play_batch(state, cells, recount_rows)
         if record_moves:
             played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1

@@ -38,29 +38,34 @@ def geometry_of(state: BoardState) -> Geometry:
     return Geometry(int(round(m ** 0.5)) - 2)
 
 
-def from_host(board: Board) -> BoardState:
-    """One host board -> device state (chains and pseudo-liberties computed here, on the host)."""
+def host_arrays(board: Board) -> dict[str, np.ndarray]:
+    """One host board -> the numpy fields of its device state (chains from its cached labelling)."""
     g = board.geometry
     color = np.full(g.num_cells, BORDER, np.int8)
     color[g.point_to_cell] = board.stones
     chain = np.arange(g.num_cells, dtype=np.int16)
     libs = np.zeros(g.num_cells, np.int16)
-    done = set()
-    for p in np.flatnonzero(board.stones):
-        if p in done:
-            continue
-        stones, _ = board.group(int(p))
-        root = g.point_to_cell[min(stones)]
-        pseudo = sum(board.stones[q] == 0 for s in stones for q in g.neighbors[s])
-        for s in stones:
-            chain[g.point_to_cell[s]] = root
-            libs[g.point_to_cell[s]] = pseudo
-        done |= stones
+    label, chains = board.chains()
+    empty = board.stones == 0
+    for stones, _ in chains:
+        members = np.fromiter(stones, np.int64, len(stones))
+        cells = g.point_to_cell[members]
+        chain[cells] = g.point_to_cell[members.min()]
+        libs[cells] = sum(int(empty[q]) for s in members for q in g.neighbors[s])
     ko = 0 if board.ko is None else int(g.point_to_cell[board.ko])
-    return BoardState(
-        color=jnp.asarray(color), chain=jnp.asarray(chain), libs=jnp.asarray(libs),
-        ko=jnp.int32(ko), to_play=jnp.int8(board.to_play), passes=jnp.int8(min(board.passes, 2)),
-        komi=jnp.float32(board.komi))
+    return dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
+                passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi))
+
+
+def from_host(board: Board) -> BoardState:
+    """One host board -> device state."""
+    return BoardState(**{k: jnp.asarray(v) for k, v in host_arrays(board).items()})
+
+
+def batch_from_host(boards: list[Board]) -> BoardState:
+    """Host boards -> one batched device state [B] (one host->device copy per field)."""
+    arrays = [host_arrays(b) for b in boards]
+    return BoardState(**{k: jnp.asarray(np.stack([a[k] for a in arrays])) for k in arrays[0]})
 
 
 def stack(states: list[BoardState]) -> BoardState:

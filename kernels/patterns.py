@@ -1,0 +1,120 @@
+"""MoGo's 3x3 hane and cut patterns (seed 000 sec. 3.6; Gelly et al. 2006) as DATA: a table
+indexed by the 3x3 neighbourhood of an empty point, built with the 8 symmetries and the colour
+swap.  Used by the MoGo prior (search/priors.py) and the MoGo playout policy.
+
+Pattern alphabet (the centre is the empty candidate point):
+  X  a stone of one colour          O  a stone of the other colour
+  .  empty                          ?  anything (edge included)
+  x  not X (O or empty)             o  not O (X or empty)
+  #  off the board
+Every pattern also matches with X and O swapped, so the table does not depend on whose move it is.
+
+Index of a neighbourhood: 8 two-bit codes (0 empty, 1 black, 2 white, 3 off-board) for the
+neighbours NW, N, NE, W, E, SW, S, SE, the first in the lowest bits: 4^8 = 65,536 entries.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from kernels.geometry import BLACK, EMPTY, WHITE
+
+OFF = 3
+
+# Rows top to bottom; the middle of the middle row is the candidate point.
+MOGO_PATTERNS: dict[str, tuple[str, str, str]] = {
+    "hane_enclosing": ("XOX",
+                       "...",
+                       "???"),
+    "hane_noncutting": ("XO.",
+                        "...",
+                        "?.?"),
+    "hane_magari": ("XO?",
+                    "X..",
+                    "x.?"),
+    "diagonal_attachment": (".O.",
+                            "X..",
+                            "..."),
+    "cut_unprotected": ("XO?",
+                        "O.o",
+                        "?o?"),
+    "cut_peeped": ("XO?",
+                   "O.X",
+                   "???"),
+    "cut_de": ("?X?",
+               "O.O",
+               "ooo"),
+    "cut_keima": ("OX?",
+                  "o.O",
+                  "???"),
+    "edge_chase": ("X.?",
+                   "O.?",
+                   "###"),
+    "edge_block_cut": ("OX?",
+                       "X.O",
+                       "###"),
+    "edge_block_connection": ("?X?",
+                              "x.O",
+                              "###"),
+    "edge_sagari": ("?XO",
+                    "x.x",
+                    "###"),
+    "edge_cut": ("?OX",
+                 "X.O",
+                 "###"),
+}
+
+_ALLOWED = {  # pattern letter -> codes it accepts, with X = BLACK, O = WHITE
+    "X": {BLACK}, "O": {WHITE}, ".": {EMPTY}, "?": {EMPTY, BLACK, WHITE, OFF},
+    "x": {EMPTY, WHITE}, "o": {EMPTY, BLACK}, "#": {OFF},
+}
+# Neighbour order of the index: (row, col) offsets in the 3x3 grid, row 0 at the top.
+_ORDER = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1), (2, 2))
+
+
+def _symmetries(rows: tuple[str, str, str]):
+    grid = np.array([list(r) for r in rows])
+    for k in range(4):
+        g = np.rot90(grid, k)
+        yield g
+        yield np.fliplr(g)
+
+
+def _swap(grid: np.ndarray) -> np.ndarray:
+    table = str.maketrans("XOxo", "OXox")
+    return np.array([[c.translate(table) for c in row] for row in grid])
+
+
+@functools.lru_cache(maxsize=None)
+def pattern_table() -> np.ndarray:
+    """uint8 [65536]: 1 where the neighbourhood matches a MoGo pattern (any symmetry, either colour)."""
+    table = np.zeros(4 ** 8, np.uint8)
+    for rows in MOGO_PATTERNS.values():
+        assert rows[1][1] == ".", "the centre of a pattern is the empty candidate point"
+        for sym in _symmetries(rows):
+            for grid in (sym, _swap(sym)):
+                choices = [sorted(_ALLOWED[grid[r][c]]) for r, c in _ORDER]
+                for combo in itertools.product(*choices):
+                    table[sum(code << (2 * i) for i, code in enumerate(combo))] = 1
+    return table
+
+
+def neighbourhood_index(stones: np.ndarray, size: int, point: int) -> int:
+    """Host: the table index of `point`'s 3x3 neighbourhood (stones int8 [P], A1 = 0).
+
+    Rows of the pattern run top to bottom, i.e. from higher board rows to lower ones."""
+    r, c = divmod(point, size)
+    idx = 0
+    for i, (dr, dc) in enumerate(_ORDER):
+        rr, cc = r + 1 - dr, c + dc - 1
+        code = int(stones[rr * size + cc]) if 0 <= rr < size and 0 <= cc < size else OFF
+        idx |= code << (2 * i)
+    return idx
+
+
+def matches(stones: np.ndarray, size: int, point: int) -> bool:
+    """Host: does the empty `point` match a MoGo 3x3 pattern?"""
+    return stones[point] == EMPTY and bool(pattern_table()[neighbourhood_index(stones, size, point)])

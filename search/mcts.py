@@ -1,0 +1,262 @@
+"""The search: picks L leaves, sends them to the device in one batch, backs up the results.
+
+Start at `Search.run`.  One round: descend L times from the root (virtual loss keeps the
+leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's SIMTREE),
+dispatch the L leaf positions to the device for K playouts each (JAX dispatch is
+asynchronous), then back up the PREVIOUS round's results while the device plays this one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+import numpy as np
+
+from kernels.host import Board
+from kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
+from kernels.state import batch_from_host
+from search import priors
+from search.backup import Leaf, apply_virtual_loss, backup_leaf
+from search.params import SearchParams
+from search.select import q_star, select_action
+from search.tree import Tree
+
+
+class Simulator:
+    """The device side of a search: K playouts from each of L leaf positions per call."""
+
+    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None):
+        self.leaves = params.leaves
+        self.k = params.playouts_per_leaf
+        self.config = config or PlayoutConfig(amaf_rule=params.amaf_rule)
+
+    def dispatch(self, boards: list[Board], key: jax.Array) -> PlayoutResult:
+        """Start the playouts (asynchronously); `jax.device_get` the result to wait for it."""
+        boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
+        return run_playouts(batch_from_host(boards), key, self.k, self.config)
+
+    def warm_up(self, board: Board) -> float:
+        """Compile for this board size and batch shape; returns the seconds it took."""
+        t0 = time.perf_counter()
+        key = jax.random.fold_in(jax.random.key(0), 1)  # fold_in compiles on first use too
+        jax.block_until_ready(self.dispatch([board], key).wins)
+        return time.perf_counter() - t0
+
+
+@dataclasses.dataclass
+class MoveStats:
+    move: int | None  # point, None for pass
+    visits: int  # MC simulations through the move (prior's equivalent experience excluded)
+    q: float  # MC value for the mover (NaN if unvisited)
+    q_amaf: float  # AMAF value for the mover (NaN without AMAF data)
+    q_star: float  # eq. 12 combination the tree policy uses (mover's view)
+    prior: float  # heuristic H (mover's view)
+
+
+@dataclasses.dataclass
+class SearchResult:
+    move: int | None  # the move to play (before pass/resign decisions): None = pass
+    value: float  # the chosen move's MC value for the player to move
+    root_value: float  # mean outcome of this search's simulations for the player to move
+    simulations: int
+    seconds: float
+    host_seconds: float  # descent + backup + leaf conversion
+    device_wait_seconds: float  # blocked waiting for the device
+    nodes: int
+    max_depth: int
+    moves: list[MoveStats]  # sorted by visits, most first
+    pv: list[int | None]  # principal variation (most visited child chain)
+    ownership: np.ndarray  # [P] mean final owner over this search's playouts (+1 Black, -1 White)
+    cap_hits: int
+
+    @property
+    def host_fraction(self) -> float:
+        return self.host_seconds / self.seconds if self.seconds > 0 else 0.0
+
+
+class Search:
+    """MC-RAVE (or UCT) search from one position; `advance` reuses the tree after moves."""
+
+    def __init__(self, board: Board, params: SearchParams = SearchParams(), simulator: Simulator | None = None):
+        self.params = params
+        self.simulator = simulator or Simulator(params)
+        self.size = board.size
+        self.tree = Tree(board.size, params.max_nodes)
+        self._new_root(board)
+        rng = np.random.default_rng(params.seed)
+        self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
+        self._key = jax.random.key(params.seed)
+        self._calls = 0
+
+    # --- tree management --------------------------------------------------------------------
+    def _new_root(self, board: Board) -> None:
+        self.tree.num_nodes = 0
+        self.root = self.tree.add(board.copy(), -1, -1)
+        priors.initialise(self.tree, self.root, self.params)
+
+    @property
+    def root_board(self) -> Board:
+        return self.tree.boards[self.root]
+
+    def advance(self, board: Board) -> bool:
+        """Move the root to `board` (the game after one or more moves).  Keeps the matching
+        subtree when `params.reuse_tree` and the moves lead there from the root; returns
+        whether it did."""
+        old = self.root_board
+        k = len(old.moves)
+        node = self.root
+        if self.params.reuse_tree and board.size == old.size and board.moves[:k] == old.moves:
+            for color, p in board.moves[k:]:
+                a = self.tree.pass_action if p is None else p
+                node = int(self.tree.child[node, a]) if node >= 0 else -1
+                if node < 0:
+                    break
+            if node >= 0 and int(self.tree.boards[node].hash) == int(board.hash) \
+                    and self.tree.boards[node].komi == board.komi:
+                self.tree.boards[node] = board.copy()  # same position; keep the game's own record
+                self.root = self.tree.reroot(node)
+                return True
+        self._new_root(board)
+        return False
+
+    # --- one simulation round --------------------------------------------------------------
+    def _descend(self) -> Leaf:
+        tree, params = self.tree, self.params
+        node = self.root
+        nodes, actions = [node], []
+        board = tree.boards[node]
+        while not board.game_over:
+            a = select_action(tree, node, params, self._jitter)
+            actions.append(a)
+            child = int(tree.child[node, a])
+            if child >= 0:
+                node = child
+                nodes.append(child)
+                board = tree.boards[child]
+                continue
+            board = board.copy()
+            board.play(None if a == tree.pass_action else a)
+            if not tree.full:
+                child = tree.add(board, node, a)
+                priors.initialise(tree, child, params)
+                nodes.append(child)
+            break
+        leaf = Leaf(nodes, actions, board)
+        if params.virtual_loss:
+            leaf.virtual = params.virtual_loss * params.playouts_per_leaf
+            apply_virtual_loss(tree, leaf, leaf.virtual)
+        return leaf
+
+    def _backup(self, leaves: list[Leaf], result: PlayoutResult) -> tuple[np.ndarray, int]:
+        r = jax.device_get(result)
+        k = self.params.playouts_per_leaf
+        own = np.zeros(self.size * self.size)
+        for i, leaf in enumerate(leaves):
+            backup_leaf(self.tree, leaf, k, float(r.wins[i]), r.first_move[i], r.z[i], r.amaf_count[i],
+                        r.amaf_wins[i], self.params.amaf_rule)
+            own += r.ownership[i] * k
+        return own, int(r.cap_hit[:len(leaves)].sum())
+
+    def _decided(self, remaining: int) -> bool:
+        """True when no remaining simulation budget can change the most visited root move."""
+        v = np.sort(self.tree.visits(self.root, self._prior_count())[self.tree.legal[self.root]])
+        return len(v) < 2 or v[-1] - v[-2] > remaining
+
+    def _prior_count(self) -> float:
+        return 0.0 if self.params.prior == "none" else self.params.prior_equiv
+
+    # --- the public entry point ------------------------------------------------------------
+    def run(self, simulations: int | None = None, seconds: float | None = None,
+            stop_early: bool = True) -> SearchResult:
+        """Search until `simulations` playouts (rounded up to whole batches of L * K) or
+        `seconds` of wall time, whichever comes first.  At least one batch always runs."""
+        if simulations is None and seconds is None:
+            raise ValueError("give simulations or seconds")
+        p = self.params
+        per_call = p.batch
+        t_start = time.perf_counter()
+        deadline = t_start + seconds if seconds is not None else None
+        host = wait = 0.0
+        done = 0
+        own = np.zeros(self.size * self.size)
+        caps = 0
+        pending = None
+        while True:
+            launched = done + (per_call if pending else 0)
+            stop = launched > 0 and (
+                (simulations is not None and launched >= simulations)
+                or (deadline is not None and time.perf_counter() >= deadline)
+                or (stop_early and simulations is not None and self._decided(simulations - launched))
+                or self.root_board.game_over)
+            t0 = time.perf_counter()
+            if not stop:
+                leaves = [self._descend() for _ in range(p.leaves)]
+                self._calls += 1
+                future = self.simulator.dispatch([leaf.board for leaf in leaves],
+                                                 jax.random.fold_in(self._key, self._calls))
+            host += time.perf_counter() - t0
+            if pending is not None:
+                t0 = time.perf_counter()
+                jax.block_until_ready(pending[1].wins)
+                wait += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                o, c = self._backup(*pending)
+                own += o
+                caps += c
+                done += per_call
+                host += time.perf_counter() - t0
+            if stop:
+                break
+            pending = (leaves, future)
+        return self._result(done, time.perf_counter() - t_start, host, wait, own / max(done, 1), caps)
+
+    # --- reporting ---------------------------------------------------------------------------
+    def _result(self, sims, seconds, host, wait, ownership, caps) -> SearchResult:
+        tree, params, root = self.tree, self.params, self.root
+        mover_black = tree.to_play[root] == 1
+        pc = self._prior_count()
+        visits = tree.visits(root, pc)
+        legal = np.flatnonzero(tree.legal[root])
+        prior_black = np.where(mover_black, tree.prior[root], 1 - tree.prior[root])
+        q_mc_black = np.divide(tree.w[root] - pc * prior_black * (pc > 0), visits,
+                               out=np.full(tree.num_actions, np.nan, np.float32), where=visits > 0)
+        q_am_black = np.divide(tree.wa[root], tree.na[root], out=np.full(tree.num_actions, np.nan, np.float32),
+                               where=tree.na[root] > 0)
+        mine = (lambda x: x) if mover_black else (lambda x: 1.0 - x)
+        qs = q_star(tree, root, params)
+        stats = [MoveStats(None if a == tree.pass_action else int(a), int(round(visits[a])), float(mine(q_mc_black[a])),
+                           float(mine(q_am_black[a])), float(qs[a]), float(tree.prior[root, a])) for a in legal]
+        stats.sort(key=lambda m: (-m.visits, -m.q_star))
+        if params.final_move == "value":
+            best = max(stats, key=lambda m: m.q_star)
+        else:
+            best = stats[0]
+        root_black = tree.wins[root] / tree.sims[root] if tree.sims[root] else 0.5
+        return SearchResult(
+            move=best.move, value=best.q if best.visits else best.q_star,
+            root_value=float(mine(root_black)), simulations=sims, seconds=seconds,
+            host_seconds=host, device_wait_seconds=wait, nodes=tree.num_nodes, max_depth=self._depth(),
+            moves=stats, pv=self._pv(), ownership=ownership.astype(np.float32), cap_hits=caps)
+
+    def _pv(self, max_len: int = 20) -> list[int | None]:
+        pv, node = [], self.root
+        pc = self._prior_count()
+        while node >= 0 and len(pv) < max_len:
+            v = self.tree.visits(node, pc)
+            v = np.where(self.tree.legal[node], v, -1)
+            a = int(np.argmax(v))
+            if v[a] <= 0:
+                break
+            pv.append(None if a == self.tree.pass_action else a)
+            node = int(self.tree.child[node, a])
+        return pv
+
+    def _depth(self) -> int:
+        n = self.tree.num_nodes
+        depth = np.zeros(n, np.int32)
+        for i in range(1, n):  # parents come before children
+            par = self.tree.parent[i]
+            depth[i] = depth[par] + 1 if par >= 0 else 0
+        return int(depth.max()) if n else 0

@@ -1,0 +1,56 @@
+"""Every search parameter in one frozen dataclass, with the paper's equation numbers
+(seed 000 = Gelly & Silver 2011).  Defaults are what we use unless a caller says otherwise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+SELECTIONS = ("uct", "rave")
+SCHEDULES = ("hand", "mse")
+PRIORS = ("none", "even", "grandfather", "mogo")
+AMAF_RULES = ("first", "same_colour")
+FINAL_MOVES = ("visits", "value")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchParams:
+    # --- selection --------------------------------------------------------------------------
+    selection: str = "rave"  # "uct": plain UCT (eq. 7); "rave": MC-RAVE Q* (eq. 12)
+    schedule: str = "mse"  # beta schedule for "rave": "hand" (eq. 19) or "mse" (eq. 47)
+    rave_k: float = 1000.0  # eq. 19 equivalence parameter k (the paper's best: 1,000 or more)
+    rave_bias: float = 0.1  # eq. 47 RAVE bias b (the paper tuned it and gives no value; untuned here)
+    rave_c: float = 0.0  # eq. 18 UCT-RAVE exploration c (the paper's best with RAVE: 0)
+    uct_c: float = 0.7  # eq. 7 exploration constant for plain UCT
+    fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
+    # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
+    prior: str = "mogo"  # none | even | grandfather | mogo
+    prior_equiv: float = 50.0  # M, equivalent experience: C(s,a) = C~(s,a) = M (the paper's best: 50)
+    # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
+    amaf_rule: str = "first"  # "first": skip a point played earlier after s_t by either colour
+    #                           (Fuego); "same_colour": only by the same colour (Algorithm 2)
+    # --- batching -------------------------------------------------------------------------------
+    leaves: int = 16  # L: leaves per device call, kept apart by virtual loss
+    playouts_per_leaf: int = 16  # K: playouts from each leaf (a simulation is one playout)
+    virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
+    # --- memory ---------------------------------------------------------------------------------
+    max_nodes: int = 20_000  # node budget: arrays are preallocated; when full, leaves are
+    #                          evaluated without being added
+    # --- the move -------------------------------------------------------------------------------
+    final_move: str = "visits"  # "visits": most visited root action; "value": highest Q*
+    resign_threshold: float = 0.1  # resign when the chosen move's value for us is below this; 0 = never
+    resign_min_simulations: int = 1000  # ... and at least this many simulations were run
+    reuse_tree: bool = True  # keep the played subtree between moves
+    seed: int = 0
+
+    def __post_init__(self):
+        for name, allowed in (("selection", SELECTIONS), ("schedule", SCHEDULES), ("prior", PRIORS),
+                              ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
+            raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
+
+    @property
+    def batch(self) -> int:
+        """Playouts per device call, L * K."""
+        return self.leaves * self.playouts_per_leaf

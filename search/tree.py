@@ -1,0 +1,102 @@
+"""The search tree: per-node arrays of child statistics, preallocated under a node budget.
+
+Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point of view:
+  n[i, a], w[i, a]    MC visits N(s,a) and win sum (Q = w / n), prior counts included (eq. 48-52)
+  na[i, a], wa[i, a]  AMAF N~(s,a) and win sum (Q~ = wa / na)
+  prior[i, a]         heuristic H(s,a) from the mover's view (for display)
+  legal[i, a]         bool: legal under positional superko
+  child[i, a]         int32 node index, -1 when not expanded
+  node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
+  sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
+Bytes per node: 21 * (P + 1) + 25, plus the host board the node keeps (about 1-2 KB):
+9x9 about 1.7 KB + board, 19x19 about 7.6 KB + board.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.host import Board
+
+
+class Tree:
+    def __init__(self, size: int, capacity: int):
+        self.size = size
+        self.num_actions = size * size + 1  # A
+        self.pass_action = size * size
+        self.capacity = capacity
+        shape = (capacity, self.num_actions)
+        self.n = np.zeros(shape, np.float32)
+        self.w = np.zeros(shape, np.float32)
+        self.na = np.zeros(shape, np.float32)
+        self.wa = np.zeros(shape, np.float32)
+        self.prior = np.full(shape, 0.5, np.float32)
+        self.legal = np.zeros(shape, bool)
+        self.child = np.full(shape, -1, np.int32)
+        self.node_n = np.zeros(capacity, np.float32)
+        self.sims = np.zeros(capacity, np.float32)
+        self.wins = np.zeros(capacity, np.float32)
+        self.to_play = np.zeros(capacity, np.int8)
+        self.parent = np.full(capacity, -1, np.int32)
+        self.parent_action = np.full(capacity, -1, np.int32)
+        self.boards: list[Board | None] = [None] * capacity
+        self.num_nodes = 0
+
+    @property
+    def full(self) -> bool:
+        return self.num_nodes >= self.capacity
+
+    def bytes_per_node(self) -> int:
+        arrays = (self.n, self.w, self.na, self.wa, self.prior, self.legal, self.child, self.node_n, self.sims,
+                  self.wins, self.to_play, self.parent, self.parent_action)
+        return sum(a.nbytes for a in arrays) // self.capacity
+
+    def add(self, board: Board, parent: int, action: int) -> int:
+        """A new node for `board` (legal mask set; statistics zero).  Caller checks `full`."""
+        i = self.num_nodes
+        self.num_nodes += 1
+        for arr in (self.n, self.w, self.na, self.wa):
+            arr[i] = 0.0
+        self.prior[i] = 0.5
+        self.child[i] = -1
+        self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
+        self.legal[i] = False
+        self.legal[i, board.legal_points()] = True
+        # Pass stays out of the tree unless it can end the game or nothing else is legal:
+        # uniform playouts never value it, and area scoring makes it no better than a dame fill.
+        if board.passes >= 1 or not self.legal[i, :-1].any():
+            self.legal[i, self.pass_action] = True
+        self.to_play[i] = board.to_play
+        self.parent[i] = parent
+        self.parent_action[i] = action
+        self.boards[i] = board
+        if parent >= 0:
+            self.child[parent, action] = i
+        return i
+
+    def visits(self, i: int, prior_count: float) -> np.ndarray:
+        """[A] MC visits of node i's actions without the prior's equivalent experience."""
+        return np.maximum(self.n[i] - prior_count, 0.0)
+
+    def reroot(self, new_root: int) -> int:
+        """Keep only the subtree under `new_root`, compacted to the front; returns its index (0)."""
+        keep = [new_root]
+        for i in keep:  # breadth-first; the list grows while we walk it
+            kids = self.child[i][self.child[i] >= 0]
+            keep.extend(int(k) for k in kids)
+        order = np.asarray(keep, np.int32)
+        remap = np.full(self.capacity, -1, np.int32)
+        remap[order] = np.arange(len(order), dtype=np.int32)
+        for name in ("n", "w", "na", "wa", "prior", "legal", "child", "node_n", "sims", "wins", "to_play",
+                     "parent", "parent_action"):
+            arr = getattr(self, name)
+            arr[:len(order)] = arr[order]
+        k = len(order)
+        self.child[:k] = np.where(self.child[:k] >= 0, remap[np.maximum(self.child[:k], 0)], -1)
+        self.parent[:k] = np.where(self.parent[:k] >= 0, remap[np.maximum(self.parent[:k], 0)], -1)
+        self.parent[0] = -1
+        self.parent_action[0] = -1
+        boards = [self.boards[i] for i in order]
+        self.boards = boards + [None] * (self.capacity - k)
+        self.num_nodes = k
+        return 0
