@@ -209,6 +209,15 @@ class Board:
         seen = np.fromiter(self.seen, np.uint64, len(self.seen))
         return points[~np.isin(after, seen)].tolist()
 
+    def eye_mask(self, color: int) -> np.ndarray:
+        """bool [P]: is_eye for every point at once."""
+        g = self.geometry
+        stones = np.append(self.stones, 3)
+        ns, dg = stones[g.neighbor_table], stones[g.diagonal_table]
+        surrounded = ((ns == color) | (ns == 3)).all(1)
+        bad = (dg == opponent(color)).sum(1) + (ns == 3).any(1)
+        return (self.stones == EMPTY) & surrounded & (bad < 2)
+
     def is_eye(self, p: int, color: int) -> bool:
         """SPEC eye: empty, all 4 neighbours `color` or off-board, and at most one opponent
         diagonal (none when p is on the edge or in the corner)."""

@@ -7,9 +7,10 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
   grandfather  H = the MC value of the same action two plies up (the same player to move);
                0.5 where that action has no simulations
   mogo         MoGo's handcrafted rules: 1 for a capture, a save of own stones in atari
-               (the move leaves them with two or more liberties), or a 3x3 hane/cut pattern next
-               to the last move; 0 for filling an own eye or self-atari of more than one stone;
-               0.5 otherwise.
+               (the move leaves them with three or more liberties, or with two and the ladder
+               reader in search/tactics.py says they get away), or a 3x3 hane/cut pattern next
+               to the last move; 0 for filling an own eye, self-atari of more than one stone, or
+               an extension that only prolongs a working ladder; 0.5 otherwise.
 
 The features come from the host twin: the tree already holds the node's board with its chain
 labelling (needed for superko legality), so each feature is a few set operations per legal
@@ -25,6 +26,7 @@ from kernels.geometry import EMPTY, opponent
 from kernels.host import Board
 from kernels.patterns import matches
 from search.params import SearchParams
+from search.tactics import extension_escapes
 from search.tree import Tree
 
 GOOD, NEUTRAL, BAD = 1.0, 0.5, 0.0
@@ -51,9 +53,7 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
     captures = ((ns == opp) & (nl == 1)).any(1)
     friend = ns == me
     friend_atari = (friend & (nl == 1)).any(1)
-    # SPEC eye: neighbours own or off-board; opponent diagonals + on-edge < 2.
-    dg = stones[g.diagonal_table[pts]]
-    eye = ((ns == me) | (ns == off)).all(1) & ((dg == opp).sum(1) + (ns == off).any(1) < 2)
+    eye = board.eye_mask(me)[pts]
     good = captures.copy()
     bad = eye & ~captures
     exact = np.flatnonzero(~captures & friend.any(1) & (friend_atari | (empty_n <= 1)))
@@ -65,8 +65,14 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
             libs_after |= chains[i][1]
         libs_after.discard(p)
         size_after = 1 + sum(len(chains[i][0]) for i in members)
-        if friend_atari[k] and len(libs_after) >= 2:
+        if friend_atari[k] and len(libs_after) >= 3:
             good[k] = True  # saves own stones in atari
+        elif friend_atari[k] and len(libs_after) == 2:
+            # Two liberties: a real save only if the chain is not simply run down in a ladder.
+            if extension_escapes(board, p):
+                good[k] = True
+            else:
+                bad[k] = True
         elif len(libs_after) <= 1 and size_after > 1:
             bad[k] = True  # self-atari of more than one stone
     last = board.moves[-1][1] if board.moves else None

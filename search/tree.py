@@ -8,8 +8,8 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   child[i, a]         int32 node index, -1 when not expanded
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
-Bytes per node: 21 * (P + 1) + 25, plus the host board the node keeps (about 1-2 KB):
-9x9 about 1.7 KB + board, 19x19 about 7.6 KB + board.
+Bytes per node: 25 * (P + 1) + 21, plus the host board the node keeps (about 1-2 KB):
+9x9 2,071 B + board, 19x19 9,071 B + board.
 """
 
 from __future__ import annotations
@@ -61,10 +61,12 @@ class Tree:
         self.child[i] = -1
         self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
         self.legal[i] = False
-        self.legal[i, board.legal_points()] = True
-        # Pass stays out of the tree unless it can end the game or nothing else is legal:
-        # uniform playouts never value it, and area scoring makes it no better than a dame fill.
-        if board.passes >= 1 or not self.legal[i, :-1].any():
+        points = board.legal_points()
+        self.legal[i, points] = True
+        # Pass stays out of the tree unless it can end the game or every legal move fills an
+        # own eye (the playout policy's rule): elsewhere it is never better than a dame fill
+        # under area scoring, and uniform playouts give it no AMAF value to be judged by.
+        if board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
             self.legal[i, self.pass_action] = True
         self.to_play[i] = board.to_play
         self.parent[i] = parent

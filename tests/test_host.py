@@ -16,6 +16,7 @@ def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
         legal = b.legal_points()
         b.play(int(rng.choice(legal)) if legal and rng.random() > 0.05 else None)
     for color in (BLACK, WHITE):
+        np.testing.assert_array_equal(b.eye_mask(color), [b.is_eye(p, color) for p in range(size * size)])
         for superko in (True, False):
             slow = [p for p in range(size * size) if b.is_legal(p, color, superko)]
             assert b.legal_points(color, superko) == slow

@@ -1,0 +1,227 @@
+"""The search: batched backup vs Algorithm 2, budgets, tree reuse, and tactics it must solve."""
+
+import copy
+
+import jax
+import numpy as np
+import pytest
+
+from kernels.geometry import BLACK, WHITE
+from kernels.host import Board
+from kernels.playout import run_playouts
+from kernels.state import batch_from_host
+from search.backup import backup_leaf, reference_backup
+from search.mcts import Search, Simulator
+from search.params import SearchParams
+from tests.helpers import board
+
+
+class RecordingSimulator(Simulator):
+    """The real device playouts, with every move recorded (for the reference backup)."""
+
+    def dispatch(self, boards, key):
+        boards = boards + [boards[0]] * (self.leaves - len(boards))
+        return run_playouts(batch_from_host(boards), key, self.k, self.config, record_moves=True)
+
+
+START = """
+    . . . . .
+    . X O . .
+    . X O . .
+    . . X O .
+    . . . . ."""
+
+
+@pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
+@pytest.mark.parametrize("max_nodes", [400, 9])  # 9: the budget fills up and leaves go unadded
+def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
+    params = SearchParams(leaves=4, playouts_per_leaf=3, prior="even", amaf_rule=amaf_rule,
+                          virtual_loss=0.0, max_nodes=max_nodes, seed=1)
+    search = Search(board(START, komi=0.5), params, RecordingSimulator(params))
+    reference = copy.deepcopy(search.tree)
+    deepest, unadded = 0, 0
+    for round_ in range(8):
+        leaves = [search._descend() for _ in range(params.leaves)]
+        deepest = max([deepest] + [len(l.actions) for l in leaves])
+        unadded += sum(len(l.nodes) == len(l.actions) for l in leaves)
+        # Mirror the nodes the descents created into the reference tree.
+        for name in ("n", "w", "na", "wa", "legal", "child", "node_n", "to_play", "parent"):
+            getattr(reference, name)[reference.num_nodes:search.tree.num_nodes] = \
+                getattr(search.tree, name)[reference.num_nodes:search.tree.num_nodes]
+        reference.child[:search.tree.num_nodes] = search.tree.child[:search.tree.num_nodes]
+        reference.num_nodes = search.tree.num_nodes
+        res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(round_)))
+        for i, leaf in enumerate(leaves):
+            backup_leaf(search.tree, leaf, params.playouts_per_leaf, float(res.wins[i]), res.first_move[i],
+                        res.z[i], res.amaf_count[i], res.amaf_wins[i], amaf_rule)
+            for j in range(params.playouts_per_leaf):
+                moves = [int(m) for m in res.history[i, j] if m != -2]
+                reference_backup(reference, leaf, moves, float(res.z[i, j]), amaf_rule)
+        k = search.tree.num_nodes
+        for name in ("n", "w", "na", "wa", "node_n", "sims", "wins"):
+            np.testing.assert_allclose(getattr(search.tree, name)[:k], getattr(reference, name)[:k],
+                                       rtol=1e-5, atol=1e-4, err_msg=f"{name} after round {round_}")
+    assert search.tree.num_nodes <= max_nodes
+    if max_nodes > 100:
+        assert deepest >= 2  # the tree part of the AMAF backup was exercised
+    else:
+        assert unadded > 0  # and so was the full-tree path
+
+
+def test_virtual_loss_is_removed_exactly():
+    params = SearchParams(leaves=3, playouts_per_leaf=2, prior="even", seed=2)
+    search = Search(Board(5), params)
+    search.run(simulations=24)
+    before = copy.deepcopy(search.tree)
+    leaves = [search._descend() for _ in range(3)]
+    from search.backup import apply_virtual_loss
+    for leaf in leaves:
+        apply_virtual_loss(search.tree, leaf, leaf.virtual, sign=-1.0)
+    for name in ("n", "w", "node_n"):
+        np.testing.assert_allclose(getattr(search.tree, name)[:before.num_nodes], getattr(before, name)[:before.num_nodes])
+
+
+def test_node_budget_holds_and_search_still_runs():
+    params = SearchParams(leaves=8, playouts_per_leaf=4, max_nodes=20)
+    search = Search(Board(7), params)
+    result = search.run(simulations=1000, stop_early=False)
+    assert search.tree.num_nodes == 20 and result.simulations >= 1000
+    assert search.tree.bytes_per_node() == 25 * 50 + 21  # docs: 25 (P + 1) + 21
+
+
+def test_tree_reuse_keeps_the_played_subtree():
+    params = SearchParams(leaves=8, playouts_per_leaf=8, seed=3)
+    game = Board(7)
+    search = Search(game, params)
+    result = search.run(simulations=2048, stop_early=False)
+    me = result.move
+    child = int(search.tree.child[search.root, me])
+    reply = int(np.argmax(np.where(search.tree.legal[child], search.tree.n[child], -1)))
+    grandchild = int(search.tree.child[child, reply])
+    assert grandchild >= 0
+    kept = {name: getattr(search.tree, name)[grandchild].copy() for name in ("n", "w", "na", "wa")}
+    sims = search.tree.sims[grandchild]
+    game.play(me)
+    game.play(None if reply == search.tree.pass_action else reply)
+    assert search.advance(game)
+    for name, value in kept.items():
+        np.testing.assert_array_equal(getattr(search.tree, name)[search.root], value)
+    assert search.tree.sims[search.root] == sims and search.root_board.moves == game.moves
+    # A position the tree never saw: a fresh root.
+    other = Board(7)
+    other.play(0)
+    assert not search.advance(other) and search.tree.num_nodes == 1
+
+
+def test_no_retrace_across_searches():
+    params = SearchParams(leaves=4, playouts_per_leaf=4)
+    search = Search(Board(9), params)
+    search.run(simulations=64)
+    compiled = run_playouts._cache_size()
+    g = Board(9)
+    g.play(40)
+    search.advance(g)
+    search.run(simulations=128)
+    Search(g, params).run(simulations=64)
+    assert run_playouts._cache_size() == compiled
+
+
+def test_same_seed_same_search():
+    params = SearchParams(leaves=4, playouts_per_leaf=8, seed=11)
+    a = Search(Board(7), params).run(simulations=512, stop_early=False)
+    b = Search(Board(7), params).run(simulations=512, stop_early=False)
+    assert a.move == b.move and [m.visits for m in a.moves] == [m.visits for m in b.moves]
+
+
+# --- tactics: positions the default search must solve within the stated budget ----------------
+
+def best(text, to_play, simulations, komi=0.5, **kw):
+    b = board(text, to_play, komi)
+    result = Search(b, SearchParams(**kw)).run(simulations=simulations)
+    return b.geometry.to_gtp(result.move), result
+
+
+def test_captures_a_group_in_atari():
+    move, r = best("""
+        . . . . . . .
+        . . . . . . .
+        . X X X X . .
+        X O O O O X .
+        . X X X O X .
+        . . . . . . .
+        . . . . . . .""", "B", 1000)
+    assert move == "E2" and r.value > 0.9
+
+
+def test_saves_a_group_in_atari():
+    move, r = best("""
+        . . . . . . .
+        . . . . . . .
+        . X X X X . .
+        X O O O O X .
+        . X X X O X .
+        . . . . . . .
+        . . . . . . .""", "W", 2000)
+    assert move == "E2"
+    move, _ = best("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . O . . . .
+        . O X O . . .
+        . . . . . . .
+        . . . . . . .""", "B", 2000)
+    assert move == "C2"
+
+
+VITAL = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    X X X X X X .
+    O O O O O X .
+    O . . . O X .
+    O O O O O X ."""
+
+
+@pytest.mark.parametrize("to_play", ["B", "W"])
+def test_the_vital_point_of_a_straight_three(to_play):
+    # Komi 24.5 makes the group's life decide the game: C2 kills it (Black) or makes two eyes.
+    move, r = best(VITAL, to_play, 3000, komi=24.5)
+    assert move == "C2" and r.value > 0.7
+
+
+LADDER = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . X X . . . .
+    . . X O . . . . .
+    . . . X . . . . .
+    . . . . . . . . .
+    . . . . . . {breaker} . .
+    . . . . . . . . ."""
+
+
+def test_does_not_run_out_a_working_ladder():
+    move, _ = best(LADDER.format(breaker="."), "W", 3000, komi=-2.5)
+    assert move != "E5"
+
+
+def test_escapes_when_a_ladder_breaker_is_there():
+    move, _ = best(LADDER.format(breaker="O"), "W", 3000, komi=-2.5)
+    assert move == "E5"
+
+
+def test_takes_the_ko_that_wins_and_respects_the_ko_ban():
+    # Black's C3 takes B3 (a ko) and leaves White's B3 group... White may not retake at once.
+    b = board("""
+        . . . . .
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .""")
+    b.play(b.geometry.from_gtp("C3"))
+    search = Search(b, SearchParams(leaves=4, playouts_per_leaf=8))
+    r = search.run(simulations=256)
+    assert "B3" not in {b.geometry.to_gtp(m.move) for m in r.moves}
