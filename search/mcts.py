@@ -93,7 +93,7 @@ class Search:
     # --- tree management --------------------------------------------------------------------
     def _new_root(self, board: Board) -> None:
         self.tree.num_nodes = 0
-        self.root = self.tree.add(board.copy(), -1, -1)
+        self.root = self.tree.add(board.copy(), -1, -1, self.params.pass_in_tree == "always")
         priors.initialise(self.tree, self.root, self.params)
 
     @property
@@ -139,7 +139,7 @@ class Search:
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
-                child = tree.add(board, node, a)
+                child = tree.add(board, node, a, params.pass_in_tree == "always")
                 priors.initialise(tree, child, params)
                 nodes.append(child)
             break

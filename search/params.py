@@ -10,6 +10,7 @@ SCHEDULES = ("hand", "mse")
 PRIORS = ("none", "even", "grandfather", "mogo")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
+PASS_IN_TREE = ("always", "endgame")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,10 @@ class SearchParams:
     leaves: int = 16  # L: leaves per device call, kept apart by virtual loss
     playouts_per_leaf: int = 16  # K: playouts from each leaf (a simulation is one playout)
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
+    # --- the tree's moves ---------------------------------------------------------------------
+    pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
+    #                               Go and converges to its minimax value); "endgame": only after
+    #                               the opponent passed or when every legal move fills an own eye
     # --- memory ---------------------------------------------------------------------------------
     max_nodes: int = 20_000  # node budget: arrays are preallocated; when full, leaves are
     #                          evaluated without being added
@@ -44,7 +49,8 @@ class SearchParams:
 
     def __post_init__(self):
         for name, allowed in (("selection", SELECTIONS), ("schedule", SCHEDULES), ("prior", PRIORS),
-                              ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES)):
+                              ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES),
+                              ("pass_in_tree", PASS_IN_TREE)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:

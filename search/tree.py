@@ -51,7 +51,7 @@ class Tree:
                   self.wins, self.to_play, self.parent, self.parent_action)
         return sum(a.nbytes for a in arrays) // self.capacity
 
-    def add(self, board: Board, parent: int, action: int) -> int:
+    def add(self, board: Board, parent: int, action: int, pass_always: bool = True) -> int:
         """A new node for `board` (legal mask set; statistics zero).  Caller checks `full`."""
         i = self.num_nodes
         self.num_nodes += 1
@@ -63,10 +63,10 @@ class Tree:
         self.legal[i] = False
         points = board.legal_points()
         self.legal[i, points] = True
-        # Pass stays out of the tree unless it can end the game or every legal move fills an
-        # own eye (the playout policy's rule): elsewhere it is never better than a dame fill
-        # under area scoring, and uniform playouts give it no AMAF value to be judged by.
-        if board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
+        # Without pass_always, pass joins the tree only where it can end the game or every legal
+        # move fills an own eye (the playout policy's rule): it saves the simulations spent on
+        # pass nodes, but the tree then cannot see that passing beats a self-atari.
+        if pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
             self.legal[i, self.pass_action] = True
         self.to_play[i] = board.to_play
         self.parent[i] = parent

@@ -225,3 +225,20 @@ def test_takes_the_ko_that_wins_and_respects_the_ko_ban():
     search = Search(b, SearchParams(leaves=4, playouts_per_leaf=8))
     r = search.run(simulations=256)
     assert "B3" not in {b.geometry.to_gtp(m.move) for m in r.moves}
+
+
+@pytest.mark.parametrize("komi", [0.5, 1.5])
+def test_root_value_approaches_the_exact_minimax_value(komi):
+    # 2x2 Go is small enough to solve exactly here: Black wins by one point with perfect play.
+    import sys
+    from tests.solver import black_wins
+    sys.setrecursionlimit(10_000)
+    start = Board(2, komi=komi)
+    exact = black_wins(start)
+    assert exact == (1.0 if komi < 1 else 0.0)
+    errors = []
+    for sims in (256, 16384):
+        params = SearchParams(leaves=4, playouts_per_leaf=16, prior="none", seed=1)
+        r = Search(start, params).run(simulations=sims, stop_early=False)
+        errors.append(abs(r.value - exact))
+    assert errors[1] < errors[0] and errors[1] < 0.15, errors
