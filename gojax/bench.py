@@ -105,3 +105,65 @@ def format_report(r: dict) -> str:
         f"  Black wins      {r['black_win_rate']:.3f} (komi 7.5)",
         f"  compile         {r['compile_sec']:.2f} s (compile + first batch; not in the figures above)",
     ])
+
+
+def bench_positions(board: int, seed: int = 0) -> list:
+    """The fixed start positions of `gojax bench --search`: the empty board and two middle
+    games reached by seeded uniform random play (20 and 40 moves)."""
+    from kernels.host import Board
+    rng = np.random.default_rng(seed)
+    out = [Board(board)]
+    for n in (board * board // 4, board * board // 2):
+        b = Board(board)
+        for _ in range(n):
+            legal = [p for p in b.legal_points() if not b.is_eye(p, b.to_play)]
+            b.play(int(rng.choice(legal)) if legal else None)
+        out.append(b)
+    return out
+
+
+def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
+                 progress: bool = True) -> dict:
+    """Time full searches (fresh tree each) from bench_positions; report medians."""
+    from search.mcts import Search, Simulator
+    from search.params import SearchParams
+    params = params or SearchParams()
+    positions = bench_positions(board)
+    simulator = Simulator(params)
+    compile_sec = simulator.warm_up(positions[0])
+    rows = []
+    bar = _progress(len(positions) * repeats, f"search {board}x{board}", progress)
+    for i, pos in enumerate(positions):
+        for r in range(repeats):
+            res = Search(pos, params, simulator).run(simulations=simulations, stop_early=False)
+            rows.append(res)
+            bar.update(1)
+    bar.close()
+    med = statistics.median
+    return {
+        "board": board, "simulations": simulations, "leaves": params.leaves,
+        "playouts_per_leaf": params.playouts_per_leaf, "selection": params.selection, "prior": params.prior,
+        "positions": len(positions), "repeats": repeats,
+        "simulations_per_sec": med([r.simulations / r.seconds for r in rows]),
+        "sec_per_search": med([r.seconds for r in rows]),
+        "host_fraction": med([r.host_fraction for r in rows]),
+        "device_wait_fraction": med([r.device_wait_seconds / r.seconds for r in rows]),
+        "nodes": med([r.nodes for r in rows]), "max_depth": med([r.max_depth for r in rows]),
+        "compile_sec": compile_sec, "compile_included": False,
+        "device": device_description(), **versions(),
+    }
+
+
+def format_search_report(r: dict) -> str:
+    return "\n".join([
+        f"gojax bench --search: {r['board']}x{r['board']}, {r['simulations']} simulations per search,"
+        f" {r['positions']} positions x {r['repeats']}",
+        f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
+        f"  batch shape     L={r['leaves']} leaves x K={r['playouts_per_leaf']} playouts per device call;"
+        f" {r['selection']}, prior {r['prior']}",
+        f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",
+        f"  host            {r['host_fraction']:.0%} of wall time (descent + backup + leaf conversion);"
+        f" waiting for the device {r['device_wait_fraction']:.0%}",
+        f"  tree            {r['nodes']:.0f} nodes, depth {r['max_depth']:.0f} (medians)",
+        f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",
+    ])

@@ -1,6 +1,7 @@
 """`gojax`: the command line.  One entry point, one subcommand per job; flags live only here.
 
     gojax bench [--board 9] [--batch 1024] [--playouts-per-position K] [--repeats R] [--json]
+    gojax bench --search [--simulations 3000] [--leaves L] [--playouts-per-leaf K] [--json]
 """
 
 from __future__ import annotations
@@ -21,7 +22,43 @@ def _add_bench(sub):
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
+    s = p.add_argument_group("search benchmark (--search)")
+    s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
+    s.add_argument("--simulations", type=int, default=3000, help="simulations (playouts) per search")
+    add_search_options(p)
     p.set_defaults(func=_run_bench)
+
+
+def add_search_options(p) -> None:
+    """The SearchParams flags shared by bench, gtp, match and scaling."""
+    from search.params import PRIORS, SCHEDULES, SELECTIONS, SearchParams
+    d = SearchParams()
+    g = p.add_argument_group("search parameters (seed 000 equation numbers in search/params.py)")
+    g.add_argument("--leaves", type=int, default=d.leaves, metavar="L", help=f"leaves per device call ({d.leaves})")
+    g.add_argument("--playouts-per-leaf", type=int, default=d.playouts_per_leaf, metavar="K",
+                   help=f"playouts per leaf ({d.playouts_per_leaf})")
+    g.add_argument("--selection", choices=SELECTIONS, default=d.selection, help=f"tree policy ({d.selection})")
+    g.add_argument("--schedule", choices=SCHEDULES, default=d.schedule, help=f"RAVE beta schedule ({d.schedule})")
+    g.add_argument("--rave-k", type=float, default=d.rave_k, help=f"eq. 19 k ({d.rave_k:g})")
+    g.add_argument("--rave-bias", type=float, default=d.rave_bias, help=f"eq. 47 b ({d.rave_bias:g})")
+    g.add_argument("--rave-c", type=float, default=d.rave_c, help=f"eq. 18 UCT-RAVE c ({d.rave_c:g})")
+    g.add_argument("--uct-c", type=float, default=d.uct_c, help=f"eq. 7 UCT c ({d.uct_c:g})")
+    g.add_argument("--prior", choices=PRIORS, default=d.prior, help=f"heuristic prior, eq. 48-52 ({d.prior})")
+    g.add_argument("--prior-equiv", type=float, default=d.prior_equiv, help=f"M, equivalent experience ({d.prior_equiv:g})")
+    g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
+
+
+def search_params(args, **overrides):
+    from search.params import SearchParams
+    fields = dict(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, selection=args.selection,
+                  schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
+                  uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
+                  amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
+    fields.update(overrides)
+    try:
+        return SearchParams(**fields)
+    except ValueError as err:
+        raise SystemExit(f"gojax: {err}")
 
 
 def _run_bench(args) -> int:
@@ -31,6 +68,14 @@ def _run_bench(args) -> int:
         raise SystemExit("gojax bench: --board must be 5..19")
     if args.batch < 1 or args.repeats < 1 or args.playouts_per_position < 1:
         raise SystemExit("gojax bench: --batch, --repeats and --playouts-per-position must be positive")
+    if args.search:
+        from gojax.bench import bench_search, format_search_report
+        r = bench_search(args.board, args.simulations, search_params(args), repeats=1 if args.repeats == 5 else args.repeats,
+                         progress=not args.no_progress)
+        print(format_search_report(r))
+        if args.json:
+            print(json.dumps(r))
+        return 0
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
                            PlayoutConfig(amaf_rule=args.amaf_rule), progress=not args.no_progress)

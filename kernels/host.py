@@ -108,17 +108,48 @@ class Board:
         return label, found
 
     def chain_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(stones, label, liberty count) as arrays padded with one off-board entry at index P
-        (stone 3, label -1, count 0), for lookups through Geometry.neighbor_table."""
+        """(stones, root, liberty count), vectorised and cached per position.
+
+        stones int8 [P + 1] (index P: off the board, value 3); root int32 [P + 1]: the lowest
+        point of each stone's chain, -1 for empty points and for index P; libs int32 [P + 1]:
+        the number of distinct liberties of the chain rooted at each point (0 elsewhere, and at
+        index P, which root -1 reaches).  Chains come from min-label propagation over the
+        neighbour table (as many rounds as the longest chain is wide); `chains` is the
+        flood-fill version the tests compare it with."""
         key = self.stones.tobytes()
         cached = getattr(self, "_arrays_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1]
-        label, chains = self.chains()
-        arrays = (np.append(self.stones, 3).astype(np.int8), np.append(label, -1).astype(np.int32),
-                  np.array([len(libs) for _, libs in chains] + [0], np.int32))
+        n = self.size * self.size
+        nb = self.geometry.neighbor_table
+        stones = np.append(self.stones, 3).astype(np.int8)
+        occupied = self.stones > 0
+        same = (stones[nb] == self.stones[:, None]) & occupied[:, None]
+        root = np.where(occupied, np.arange(n), n)
+        while True:
+            padded = np.append(root, n)
+            new = np.minimum(root, np.where(same, padded[nb], n).min(1))
+            if np.array_equal(new, root):
+                break
+            root = new
+        root = np.where(occupied, root, -1).astype(np.int32)
+        s_idx, d_idx = np.nonzero(occupied[:, None] & (stones[nb] == EMPTY))
+        pairs = np.unique(root[s_idx].astype(np.int64) * n + nb[s_idx, d_idx])
+        libs = np.bincount(pairs // n, minlength=n + 1).astype(np.int32)
+        self._liberty_pairs = (key, pairs)
+        arrays = (stones, np.append(root, -1).astype(np.int32), libs)
         self._arrays_cache = (key, arrays)
         return arrays
+
+    def liberty_matrix(self) -> np.ndarray:
+        """bool [P + 1, P]: row r marks the liberties of the chain rooted at point r (row P, which
+        root -1 reaches, is empty)."""
+        self.chain_arrays()
+        key, pairs = self._liberty_pairs
+        n = self.size * self.size
+        m = np.zeros((n + 1, n), bool)
+        m[pairs // n, pairs % n] = True
+        return m
 
     def group(self, p: int) -> tuple[set[int], set[int]]:
         """(stones, liberties) of the chain through stone p."""
@@ -186,10 +217,9 @@ class Board:
         points; `check` is the one-move-at-a-time version the tests compare it with."""
         color = self.to_play if color is None else color
         g = self.geometry
-        _, chains = self.chains()
-        stones, lab, lib_count = self.chain_arrays()
+        stones, root, lib_count = self.chain_arrays()
         nb = g.neighbor_table
-        ns, nl = stones[nb], lib_count[lab[nb]]
+        ns, nl = stones[nb], lib_count[root[nb]]
         capture_nb = (ns == opponent(color)) & (nl == 1)
         ok = (ns == EMPTY).any(1) | ((ns == color) & (nl > 1)).any(1) | capture_nb.any(1)
         ok &= self.stones == EMPTY
@@ -203,8 +233,8 @@ class Board:
         captures = capture_nb[points].any(1)
         for k in np.flatnonzero(captures):
             p = points[k]
-            for i in {int(lab[q]) for q, c in zip(nb[p], capture_nb[p]) if c}:
-                for q in chains[i][0]:
+            for r in {int(root[q]) for q, c in zip(nb[p], capture_nb[p]) if c}:
+                for q in np.flatnonzero(root[:-1] == r):
                     after[k] ^= z[opponent(color), q]
         seen = np.fromiter(self.seen, np.uint64, len(self.seen))
         return points[~np.isin(after, seen)].tolist()

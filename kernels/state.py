@@ -45,13 +45,13 @@ def host_arrays(board: Board) -> dict[str, np.ndarray]:
     color[g.point_to_cell] = board.stones
     chain = np.arange(g.num_cells, dtype=np.int16)
     libs = np.zeros(g.num_cells, np.int16)
-    label, chains = board.chains()
-    empty = board.stones == 0
-    for stones, _ in chains:
-        members = np.fromiter(stones, np.int64, len(stones))
-        cells = g.point_to_cell[members]
-        chain[cells] = g.point_to_cell[members.min()]
-        libs[cells] = sum(int(empty[q]) for s in members for q in g.neighbors[s])
+    stones, root, _ = board.chain_arrays()
+    pts = np.flatnonzero(board.stones)
+    r = root[pts]
+    empty_nbrs = (stones[g.neighbor_table[pts]] == 0).sum(1)
+    pseudo = np.bincount(r, weights=empty_nbrs, minlength=g.num_points)  # per root point
+    chain[g.point_to_cell[pts]] = g.point_to_cell[r]
+    libs[g.point_to_cell[pts]] = pseudo[r]
     ko = 0 if board.ko is None else int(g.point_to_cell[board.ko])
     return dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
                 passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi))

@@ -35,46 +35,44 @@ GOOD, NEUTRAL, BAD = 1.0, 0.5, 0.0
 def mogo_values(board: Board, points: list[int]) -> np.ndarray:
     """H for each of `points` (legal moves of board.to_play), from MoGo's handcrafted rules.
 
-    Vectorised over the points with the neighbour tables; the exact liberty sets are worked
-    out only where they matter (next to own stones in atari, or with at most one empty
-    neighbour: possible self-atari)."""
+    Vectorised over the points with the neighbour tables and the board's liberty matrix; only
+    the ladder reads (an atari save that leaves two liberties) and the pattern look-ups next to
+    the last move are per point."""
     g = board.geometry
     me, opp = board.to_play, opponent(board.to_play)
-    label, chains = board.chains()
     pts = np.asarray(points, np.int64)
     out = np.full(len(pts), NEUTRAL, np.float32)
     if not len(pts):
         return out
-    off = 3
     stones, lab, lib_count = board.chain_arrays()  # padded: index P is off the board
     nb = g.neighbor_table[pts]  # [n, 4]
     ns, nl = stones[nb], lib_count[lab[nb]]
-    empty_n = (ns == EMPTY).sum(1)
     captures = ((ns == opp) & (nl == 1)).any(1)
     friend = ns == me
     friend_atari = (friend & (nl == 1)).any(1)
     eye = board.eye_mask(me)[pts]
     good = captures.copy()
     bad = eye & ~captures
-    exact = np.flatnonzero(~captures & friend.any(1) & (friend_atari | (empty_n <= 1)))
-    for k in exact:
-        p = int(pts[k])
-        libs_after = {int(q) for q in nb[k] if stones[q] == EMPTY}
-        members = {int(lab[q]) for q in nb[k] if stones[q] == me}
-        for i in members:
-            libs_after |= chains[i][1]
-        libs_after.discard(p)
-        size_after = 1 + sum(len(chains[i][0]) for i in members)
-        if friend_atari[k] and len(libs_after) >= 3:
-            good[k] = True  # saves own stones in atari
-        elif friend_atari[k] and len(libs_after) == 2:
-            # Two liberties: a real save only if the chain is not simply run down in a ladder.
-            if extension_escapes(board, p):
-                good[k] = True
-            else:
-                bad[k] = True
-        elif len(libs_after) <= 1 and size_after > 1:
-            bad[k] = True  # self-atari of more than one stone
+    # Liberties and size of the chain the move would make: its own empty neighbours plus the
+    # liberties of every friendly chain it joins, less the point itself.
+    friend_roots = np.where(friend, lab[nb], -1)  # [n, 4]; -1 reaches the empty last row
+    lib_rows = board.liberty_matrix()[friend_roots].any(1)  # [n, P]
+    lib_rows[np.arange(len(pts))[:, None], np.where(ns == EMPTY, nb, pts[:, None])] = True
+    lib_rows[np.arange(len(pts)), pts] = False
+    libs_after = lib_rows.sum(1)
+    sizes = np.append(np.bincount(lab[:-1][lab[:-1] >= 0], minlength=g.num_points), 0)
+    first = np.ones_like(friend)  # count each joined chain once
+    for i in range(1, 4):
+        first[:, i] = ~(friend_roots[:, :i] == friend_roots[:, i:i + 1]).any(1)
+    size_after = 1 + np.where(friend & first, sizes[friend_roots], 0).sum(1)
+    good |= friend_atari & (libs_after >= 3)  # saves own stones in atari
+    bad |= ~captures & (libs_after <= 1) & (size_after > 1)  # self-atari of more than one stone
+    for k in np.flatnonzero(friend_atari & (libs_after == 2) & ~captures):
+        # Two liberties: a real save only if the chain is not simply run down in a ladder.
+        if extension_escapes(board, int(pts[k])):
+            good[k] = True
+        else:
+            bad[k] = True
     last = board.moves[-1][1] if board.moves else None
     if last is not None:
         near = set(g.neighbors[last]) | set(g.diagonals[last])

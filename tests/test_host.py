@@ -15,6 +15,15 @@ def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
     for _ in range(moves):
         legal = b.legal_points()
         b.play(int(rng.choice(legal)) if legal and rng.random() > 0.05 else None)
+    # The vectorised chain labelling equals the flood fill.
+    _, root, libs = b.chain_arrays()
+    label, chains = b.chains()
+    for p in range(size * size):
+        if label[p] < 0:
+            assert root[p] == -1
+        else:
+            stones, liberties = chains[label[p]]
+            assert root[p] == min(stones) and libs[root[p]] == len(liberties)
     for color in (BLACK, WHITE):
         np.testing.assert_array_equal(b.eye_mask(color), [b.is_eye(p, color) for p in range(size * size)])
         for superko in (True, False):
