@@ -2,6 +2,7 @@
 
     gojax bench [--board 9] [--batch 1024] [--playouts-per-position K] [--repeats R] [--json]
     gojax bench --search [--simulations 3000] [--leaves L] [--playouts-per-leaf K] [--json]
+    gojax gtp [--size 9] [--komi 7.5] [--simulations 3000 | --seconds S] [search options]
 """
 
 from __future__ import annotations
@@ -87,10 +88,62 @@ def _run_bench(args) -> int:
     return 0
 
 
+def _add_gtp(sub):
+    p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
+    p.add_argument("--size", type=int, default=9, help="initial board size (default 9)")
+    p.add_argument("--komi", type=float, default=7.5)
+    p.add_argument("--simulations", type=int, default=3000,
+                   help="simulations (playouts) per move without a clock; a cap with one (default 3000)")
+    p.add_argument("--seconds", type=float, default=None, help="seconds per move without a clock")
+    p.add_argument("--resign-threshold", type=float, default=0.1,
+                   help="resign below this value for us (default 0.1); 0 never resigns")
+    p.add_argument("--no-resign", action="store_true", help="never resign")
+    p.add_argument("--policy", choices=["uniform"], default="uniform", help="playout policy")
+    p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
+    p.add_argument("--quiet", action="store_true", help="no per-move search summary")
+    p.add_argument("--no-warmup", action="store_true", help="do not compile before the first command")
+    add_search_options(p)
+    p.set_defaults(func=_run_gtp)
+
+
+def _run_gtp(args) -> int:
+    import os
+    # Only protocol replies may reach stdout: keep it for GTP, and point file descriptor 1 at
+    # stderr so that anything else (JAX, XLA, C libraries) printing there cannot corrupt it.
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    log = open(args.log_file, "a", buffering=1) if args.log_file else sys.stderr
+    from gojax.gtp import GtpEngine
+    from gojax.gtp_commands import GtpCommands
+    from gojax.player import Player, PlayerOptions
+    if not 2 <= args.size <= 19:
+        raise SystemExit("gojax gtp: --size must be 2..19")
+    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
+    options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
+                            resign=not args.no_resign and args.resign_threshold > 0, log=log,
+                            verbose=not args.quiet)
+    player = Player(args.size, args.komi, params, options)
+    if not args.no_warmup:
+        seconds = player.warm_up()
+        print(f"[gojax] compiled the {args.size}x{args.size} kernels for L={params.leaves} x K="
+              f"{params.playouts_per_leaf} in {seconds:.1f}s on {_device()}", file=log, flush=True)
+    GtpEngine(GtpCommands(player), out=protocol, log=log).serve(sys.stdin)
+    return 0
+
+
+def _device() -> str:
+    from gojax.bench import device_description
+    return device_description()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_bench(sub)
+    _add_gtp(sub)
     return parser
 
 

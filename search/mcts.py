@@ -240,8 +240,14 @@ class Search:
             host_seconds=host, device_wait_seconds=wait, nodes=tree.num_nodes, max_depth=self._depth(),
             moves=stats, pv=self._pv(), ownership=ownership.astype(np.float32), cap_hits=caps)
 
-    def _pv(self, max_len: int = 20) -> list[int | None]:
-        pv, node = [], self.root
+    def variation(self, action: int, max_len: int = 20) -> list[int | None]:
+        """The line starting with root `action` (point, or P for pass), then most visited."""
+        node = int(self.tree.child[self.root, action])
+        first = None if action == self.tree.pass_action else action
+        return [first] + (self._pv(max_len - 1, node) if node >= 0 else [])
+
+    def _pv(self, max_len: int = 20, start: int | None = None) -> list[int | None]:
+        pv, node = [], self.root if start is None else start
         pc = self._prior_count()
         while node >= 0 and len(pv) < max_len:
             v = self.tree.visits(node, pc)
