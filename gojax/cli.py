@@ -3,6 +3,7 @@
     gojax bench [--board 9] [--batch 1024] [--playouts-per-position K] [--repeats R] [--json]
     gojax bench --search [--simulations 3000] [--leaves L] [--playouts-per-leaf K] [--json]
     gojax gtp [--size 9] [--komi 7.5] [--simulations 3000 | --seconds S] [search options]
+    gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
 """
 
 from __future__ import annotations
@@ -139,11 +140,54 @@ def _device() -> str:
     return device_description()
 
 
+def _add_match(sub):
+    p = sub.add_parser("match", help="many games between two GTP engines (resumable)")
+    p.add_argument("--black", required=True, help="engine A's command (Black in the first game)")
+    p.add_argument("--white", required=True, help="engine B's command")
+    p.add_argument("--games", type=int, default=10)
+    p.add_argument("--size", type=int, default=9)
+    p.add_argument("--komi", type=float, default=7.5)
+    p.add_argument("--alternate", action="store_true", help="swap colours every game")
+    p.add_argument("--out", required=True, help="folder for results.jsonl and games/*.sgf")
+    p.add_argument("--referee", choices=["gnugo", "gojax"], default="gnugo")
+    p.add_argument("--move-timeout", type=float, default=120.0, help="seconds per genmove before a forfeit")
+    p.add_argument("--max-moves", type=int, default=None, help="stop and score a game after this many moves")
+    p.add_argument("--name-black", default=None)
+    p.add_argument("--name-white", default=None)
+    p.add_argument("--json", action="store_true", help="end stdout with the summary as one JSON line")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run_match)
+
+
+def _engine_name(cmd: str) -> str:
+    import os
+    import shlex
+    argv = shlex.split(cmd)
+    return os.path.basename(argv[0]) if argv else "engine"
+
+
+def _run_match(args) -> int:
+    from gojax.match import MatchConfig, format_summary, run_match
+    a = args.name_black or _engine_name(args.black)
+    b = args.name_white or _engine_name(args.white)
+    if a == b:
+        a, b = a + "-A", b + "-B"
+    cfg = MatchConfig(engine_a=args.black, engine_b=args.white, games=args.games, size=args.size, komi=args.komi,
+                      alternate=args.alternate, out=args.out, referee=args.referee, move_timeout=args.move_timeout,
+                      max_moves=args.max_moves, name_a=a, name_b=b)
+    summary = run_match(cfg, progress=not args.no_progress)
+    print(format_summary(summary, a, b))
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_bench(sub)
     _add_gtp(sub)
+    _add_match(sub)
     return parser
 
 

@@ -128,6 +128,8 @@ class Search:
         nodes, actions = [node], []
         board = tree.boards[node]
         while not board.game_over:
+            if not tree.initialised[node]:
+                priors.initialise(tree, node, params)
             a = select_action(tree, node, params, self._jitter)
             actions.append(a)
             child = int(tree.child[node, a])
@@ -140,7 +142,6 @@ class Search:
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
                 child = tree.add(board, node, a, params.pass_in_tree == "always")
-                priors.initialise(tree, child, params)
                 nodes.append(child)
             break
         leaf = Leaf(nodes, actions, board)

@@ -85,7 +85,13 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
 
 
 def initialise(tree: Tree, node: int, params: SearchParams) -> None:
-    """Set node's action statistics from the heuristic (eq. 48-52)."""
+    """Add the heuristic's virtual experience to node's action statistics (eq. 48-52).
+
+    Called the first time the search descends THROUGH the node, not when the node is created:
+    most leaves are never descended through, and since the prior only adds M * H to sums that
+    backups also add to, adding it later gives the same statistics (the grandfather heuristic
+    then reads its grandparent's values as they are at that time)."""
+    tree.initialised[node] = True
     if params.prior == "none":
         return
     legal = np.flatnonzero(tree.legal[node])
@@ -97,7 +103,7 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     elif params.prior == "grandfather":
         parent = tree.parent[node]
         grand = tree.parent[parent] if parent >= 0 else -1
-        if grand >= 0:
+        if grand >= 0 and tree.initialised[grand]:
             n = tree.visits(grand, params.prior_equiv)[legal]
             sims_w = tree.w[grand, legal] - params.prior_equiv * _black_view(tree.prior[grand, legal],
                                                                           tree.to_play[grand])
@@ -107,11 +113,11 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     m = params.prior_equiv
     hb = _black_view(h, tree.to_play[node])
     tree.prior[node, legal] = h
-    tree.n[node, legal] = m
-    tree.w[node, legal] = m * hb
-    tree.na[node, legal] = m
-    tree.wa[node, legal] = m * hb
-    tree.node_n[node] = m * len(legal)
+    tree.n[node, legal] += m
+    tree.w[node, legal] += m * hb
+    tree.na[node, legal] += m
+    tree.wa[node, legal] += m * hb
+    tree.node_n[node] += m * len(legal)
 
 
 def _black_view(h_mover: np.ndarray, to_play: int) -> np.ndarray:

@@ -8,8 +8,8 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   child[i, a]         int32 node index, -1 when not expanded
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
-Bytes per node: 25 * (P + 1) + 21, plus the host board the node keeps (about 1-2 KB):
-9x9 2,071 B + board, 19x19 9,071 B + board.
+Bytes per node: 25 * (P + 1) + 22, plus the host board the node keeps (about 1-2 KB):
+9x9 2,072 B + board, 19x19 9,072 B + board.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class Tree:
         self.sims = np.zeros(capacity, np.float32)
         self.wins = np.zeros(capacity, np.float32)
         self.to_play = np.zeros(capacity, np.int8)
+        self.initialised = np.zeros(capacity, bool)  # heuristic prior added (on first descent through it)
         self.parent = np.full(capacity, -1, np.int32)
         self.parent_action = np.full(capacity, -1, np.int32)
         self.boards: list[Board | None] = [None] * capacity
@@ -48,7 +49,7 @@ class Tree:
 
     def bytes_per_node(self) -> int:
         arrays = (self.n, self.w, self.na, self.wa, self.prior, self.legal, self.child, self.node_n, self.sims,
-                  self.wins, self.to_play, self.parent, self.parent_action)
+                  self.wins, self.to_play, self.parent, self.parent_action, self.initialised)
         return sum(a.nbytes for a in arrays) // self.capacity
 
     def add(self, board: Board, parent: int, action: int, pass_always: bool = True) -> int:
@@ -60,6 +61,7 @@ class Tree:
         self.prior[i] = 0.5
         self.child[i] = -1
         self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
+        self.initialised[i] = False
         self.legal[i] = False
         points = board.legal_points()
         self.legal[i, points] = True
@@ -90,7 +92,7 @@ class Tree:
         remap = np.full(self.capacity, -1, np.int32)
         remap[order] = np.arange(len(order), dtype=np.int32)
         for name in ("n", "w", "na", "wa", "prior", "legal", "child", "node_n", "sims", "wins", "to_play",
-                     "parent", "parent_action"):
+                     "parent", "parent_action", "initialised"):
             arr = getattr(self, name)
             arr[:len(order)] = arr[order]
         k = len(order)

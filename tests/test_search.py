@@ -40,15 +40,20 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
     search = Search(board(START, komi=0.5), params, RecordingSimulator(params))
     reference = copy.deepcopy(search.tree)
     deepest, unadded = 0, 0
+    from search import priors
     for round_ in range(8):
+        was = search.tree.initialised[:search.tree.num_nodes].copy()
         leaves = [search._descend() for _ in range(params.leaves)]
         deepest = max([deepest] + [len(l.actions) for l in leaves])
         unadded += sum(len(l.nodes) == len(l.actions) for l in leaves)
         # Mirror the nodes the descents created into the reference tree.
-        for name in ("n", "w", "na", "wa", "legal", "child", "node_n", "to_play", "parent"):
+        for name in ("n", "w", "na", "wa", "legal", "child", "node_n", "to_play", "parent", "initialised"):
             getattr(reference, name)[reference.num_nodes:search.tree.num_nodes] = \
                 getattr(search.tree, name)[reference.num_nodes:search.tree.num_nodes]
         reference.child[:search.tree.num_nodes] = search.tree.child[:search.tree.num_nodes]
+        reference.boards[:search.tree.num_nodes] = search.tree.boards[:search.tree.num_nodes]
+        for node in np.flatnonzero(search.tree.initialised[:len(was)] & ~was):  # priors added on this descent
+            priors.initialise(reference, int(node), params)
         reference.num_nodes = search.tree.num_nodes
         res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(round_)))
         for i, leaf in enumerate(leaves):
@@ -69,7 +74,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
 
 
 def test_virtual_loss_is_removed_exactly():
-    params = SearchParams(leaves=3, playouts_per_leaf=2, prior="even", seed=2)
+    params = SearchParams(leaves=3, playouts_per_leaf=2, prior="none", seed=2)
     search = Search(Board(5), params)
     search.run(simulations=24)
     before = copy.deepcopy(search.tree)
@@ -86,7 +91,7 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 25 * 50 + 21  # docs: 25 (P + 1) + 21
+    assert search.tree.bytes_per_node() == 25 * 50 + 22  # docs: 25 (P + 1) + 22
 
 
 def test_tree_reuse_keeps_the_played_subtree():

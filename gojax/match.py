@@ -1,0 +1,231 @@
+"""`gojax match`: many games between two GTP engines, resumable and crash-proof.
+
+Each finished game is written as SGF (sgfmill) into OUT/games/ and appended as one JSON line to
+OUT/results.jsonl before the next game starts, so a killed run loses at most the game in
+progress; on restart the games already in results.jsonl are skipped.  A game is scored by the
+referee: GNU Go's `final_score` on the final position (default), or gojax's own count (area
+after removing the stones that uniform playouts say are dead).  An engine that crashes, hangs
+past --move-timeout or plays an illegal move forfeits that game; the match goes on with a fresh
+process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import shlex
+import sys
+import time
+
+from gojax.gtp_client import GtpClient, GtpEngineError
+from gojax.sgf import board_to_sgf
+from kernels.geometry import BLACK, WHITE, CoordinateError, opponent
+from kernels.host import Board, IllegalMove
+
+_NAMES = {BLACK: "black", WHITE: "white"}
+
+
+@dataclasses.dataclass
+class MatchConfig:
+    engine_a: str  # command line of engine A (plays Black in game 0)
+    engine_b: str
+    games: int = 10
+    size: int = 9
+    komi: float = 7.5
+    alternate: bool = True  # swap colours every game
+    out: str = "match"
+    referee: str = "gnugo"  # "gnugo" or "gojax"
+    gnugo: str = "gnugo --mode gtp --chinese-rules"
+    move_timeout: float = 120.0  # seconds one genmove may take before the engine forfeits
+    max_moves: int | None = None  # stop a game after this many moves (default 3 N^2) and score it
+    name_a: str = "A"
+    name_b: str = "B"
+
+
+def _find_gnugo(cmd: str) -> str:
+    argv = shlex.split(cmd)
+    if argv and argv[0] == "gnugo" and not _which("gnugo") and os.path.exists("/usr/games/gnugo"):
+        argv[0] = "/usr/games/gnugo"
+    return shlex.join(argv)
+
+
+def _which(name: str) -> str | None:
+    import shutil
+    return shutil.which(name)
+
+
+def load_results(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line cut short by a kill: the game is played again
+    return out
+
+
+def _start(cmd: str, size: int, komi: float) -> GtpClient:
+    client = GtpClient(_find_gnugo(cmd))
+    client.send(f"boardsize {size}", timeout=300)
+    client.send("clear_board", timeout=300)
+    client.send(f"komi {komi}", timeout=300)
+    return client
+
+
+def play_game(cfg: MatchConfig, index: int, log=sys.stderr) -> dict:
+    """One game; returns its result record (also the SGF)."""
+    a_black = not cfg.alternate or index % 2 == 0
+    cmds = {BLACK: cfg.engine_a if a_black else cfg.engine_b, WHITE: cfg.engine_b if a_black else cfg.engine_a}
+    names = {BLACK: cfg.name_a if a_black else cfg.name_b, WHITE: cfg.name_b if a_black else cfg.name_a}
+    board = Board(cfg.size, cfg.komi)
+    max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
+    record = {"game": index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi}
+    engines: dict[int, GtpClient] = {}
+    think = {BLACK: 0.0, WHITE: 0.0}
+    moves = {BLACK: 0, WHITE: 0}
+    winner, reason, score = None, None, None
+    try:
+        for color in (BLACK, WHITE):
+            try:
+                engines[color] = _start(cmds[color], cfg.size, cfg.komi)
+            except (GtpEngineError, OSError) as err:
+                winner, reason = opponent(color), f"{_NAMES[color]} failed to start: {err}"
+                break
+        while winner is None and not board.game_over and len(board.moves) < max_moves:
+            color = board.to_play
+            t0 = time.perf_counter()
+            try:
+                reply = engines[color].send(f"genmove {_NAMES[color]}", timeout=cfg.move_timeout).strip().lower()
+            except GtpEngineError as err:
+                winner, reason = opponent(color), f"{_NAMES[color]} forfeits: {err}"
+                break
+            think[color] += time.perf_counter() - t0
+            moves[color] += 1
+            if reply == "resign":
+                winner, reason = opponent(color), f"{_NAMES[color]} resigns"
+                break
+            try:
+                point = board.geometry.from_gtp(reply)
+                board.play(point, color)
+            except (CoordinateError, IllegalMove) as err:
+                winner, reason = opponent(color), f"{_NAMES[color]} forfeits: illegal move {reply!r} ({err})"
+                break
+            try:
+                engines[opponent(color)].send(f"play {_NAMES[color]} {reply}", timeout=cfg.move_timeout)
+            except GtpEngineError as err:
+                winner, reason = color, f"{_NAMES[opponent(color)]} forfeits: {err}"
+                break
+        if winner is None:
+            score = referee_score(cfg, board)
+            winner = BLACK if score > 0 else WHITE if score < 0 else None
+            reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
+            if len(board.moves) >= max_moves and not board.game_over:
+                reason += f" (stopped at {max_moves} moves)"
+    finally:
+        for e in engines.values():
+            e.close()
+    result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
+                                          ("R" if "resign" in (reason or "") else "F" if "forfeit" in (reason or "")
+                                           or "failed" in (reason or "") else f"{abs(score):g}"))
+    sgf_path = os.path.join(cfg.out, "games", f"game{index:04d}.sgf")
+    os.makedirs(os.path.dirname(sgf_path), exist_ok=True)
+    with open(sgf_path, "wb") as f:
+        f.write(board_to_sgf(board, result=result, black=names[BLACK], white=names[WHITE],
+                             extra={"GC": reason or ""}))
+    record.update({
+        "winner": None if winner is None else names[winner], "winner_color": None if winner is None else _NAMES[winner],
+        "result": result, "reason": reason, "moves": len(board.moves), "sgf": os.path.relpath(sgf_path, cfg.out),
+        "sec_per_move": {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)},
+    })
+    return record
+
+
+def referee_score(cfg: MatchConfig, board: Board) -> float:
+    """Black's margin (komi included) of the final position, by the configured referee."""
+    if cfg.referee == "gnugo":
+        with GtpClient(_find_gnugo(cfg.gnugo)) as ref:
+            ref.send(f"boardsize {board.size}")
+            ref.send("clear_board")
+            ref.send(f"komi {board.komi}")
+            for color, p in board.moves:
+                ref.send(f"play {_NAMES[color]} {board.geometry.to_gtp(p)}")
+            text = ref.send("final_score", timeout=300)
+        if text in ("0", "Jigo"):
+            return 0.0
+        sign = 1 if text[0].upper() == "B" else -1
+        return sign * float(text[2:])
+    from gojax.player import Player, PlayerOptions
+    player = Player(board.size, board.komi, options=PlayerOptions(verbose=False))
+    player.load(board.copy(), {})
+    return player.final_score()
+
+
+def summarize(records: list[dict], a: str, b: str) -> dict:
+    n = len(records)
+    wins_a = sum(r["winner"] == a for r in records) + 0.5 * sum(r["winner"] is None for r in records)
+    p = wins_a / n if n else float("nan")
+    se = math.sqrt(p * (1 - p) / n) if n else float("nan")
+
+    def elo(x):
+        x = min(max(x, 1e-3), 1 - 1e-3)
+        return -400 * math.log10(1 / x - 1)
+
+    per_colour = {}
+    for name in (a, b):
+        for col in ("black", "white"):
+            games = [r for r in records if r[col] == name]
+            per_colour[f"{name} as {col}"] = (sum(r["winner"] == name for r in games), len(games))
+    times = {}
+    for name in (a, b):
+        vals = [r["sec_per_move"][name] for r in records if name in r.get("sec_per_move", {})]
+        times[name] = sum(vals) / len(vals) if vals else float("nan")
+    return {"games": n, "wins": {a: wins_a, b: n - wins_a}, "win_rate": p, "stderr": se,
+            "elo": elo(p) if n else float("nan"),
+            "elo_95": (elo(p - 1.96 * se), elo(p + 1.96 * se)) if n else (float("nan"),) * 2,
+            "per_colour": per_colour, "sec_per_move": times,
+            "forfeits": sum("forfeit" in (r.get("reason") or "") for r in records)}
+
+
+def format_summary(s: dict, a: str, b: str) -> str:
+    lo, hi = s["elo_95"]
+    lines = [f"{s['games']} games: {a} {s['wins'][a]:g} - {s['wins'][b]:g} {b}",
+             f"  {a} win rate {s['win_rate']:.3f} +- {s['stderr']:.3f} (standard error)",
+             f"  Elo difference {s['elo']:+.0f} (95% interval {lo:+.0f} .. {hi:+.0f})",
+             "  " + ", ".join(f"{k}: {w}/{n}" for k, (w, n) in s["per_colour"].items()),
+             "  mean seconds per move: " + ", ".join(f"{k} {v:.2f}" for k, v in s["sec_per_move"].items()),
+             f"  forfeits: {s['forfeits']}"]
+    return "\n".join(lines)
+
+
+def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr) -> dict:
+    os.makedirs(cfg.out, exist_ok=True)
+    path = os.path.join(cfg.out, "results.jsonl")
+    done = load_results(path)
+    finished = {r["game"] for r in done}
+    if done:
+        print(f"[match] resuming: {len(done)} of {cfg.games} games already in {path}", file=log)
+    from tqdm import tqdm
+    bar = tqdm(total=cfg.games, initial=len(finished & set(range(cfg.games))), desc="match", file=log,
+               disable=not progress)
+    for i in range(cfg.games):
+        if i in finished:
+            continue
+        rec = play_game(cfg, i, log)
+        with open(path, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        done.append(rec)
+        s = summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)
+        bar.set_postfix_str(f"{cfg.name_a} {s['wins'][cfg.name_a]:g}-{s['wins'][cfg.name_b]:g}")
+        bar.update(1)
+    bar.close()
+    return summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)
