@@ -209,6 +209,11 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
+    if os.path.exists(path):
+        # Drop a line cut short by a kill, so that new records start on a line of their own.
+        with open(path + ".tmp", "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in done)
+        os.replace(path + ".tmp", path)
     finished = {r["game"] for r in done}
     if done:
         print(f"[match] resuming: {len(done)} of {cfg.games} games already in {path}", file=log)

@@ -1,0 +1,60 @@
+"""The match runner against real processes: gojax and GNU Go over GTP, resume after a kill,
+and forfeits by engines that crash, hang or play illegal moves."""
+
+import json
+import sys
+
+import pytest
+
+from gojax.match import MatchConfig, load_results, play_game, run_match, summarize
+from tests.helpers import gnugo_path
+
+GOJAX = f"{sys.executable} -m gojax gtp --simulations 64 --leaves 4 --playouts-per-leaf 8 --quiet --no-warmup"
+BROKEN = f"{sys.executable} tests/engines/broken_engine.py"
+
+
+def gnugo(level=1):
+    return f"{gnugo_path()} --mode gtp --level {level} --chinese-rules"
+
+
+def test_gojax_plays_gnugo_through_gtp(tmp_path):
+    cfg = MatchConfig(engine_a=GOJAX, engine_b=gnugo(), games=1, size=7, out=str(tmp_path), max_moves=40,
+                      gnugo=gnugo(), name_a="gojax", name_b="gnugo")
+    rec = play_game(cfg, 0)
+    assert rec["black"] == "gojax" and rec["moves"] > 10
+    assert rec["winner"] in ("gojax", "gnugo", None) and "forfeit" not in rec["reason"]
+    sgf = (tmp_path / rec["sgf"]).read_bytes()
+    from gojax.sgf import load_sgf
+    board, info = load_sgf(sgf)
+    assert len(info["moves"]) == rec["moves"] and info["result"] == rec["result"]
+
+
+def test_a_killed_run_resumes_without_losing_games(tmp_path):
+    cfg = MatchConfig(engine_a=gnugo(1), engine_b=gnugo(2), games=3, size=5, out=str(tmp_path),
+                      gnugo=gnugo(), name_a="g1", name_b="g2")
+    path = tmp_path / "results.jsonl"
+    first = play_game(cfg, 0)
+    path.write_text(json.dumps(first) + "\n" + '{"game": 1, "bl')  # killed while writing game 1
+    summary = run_match(cfg, progress=False)
+    records = load_results(str(path))
+    assert [r["game"] for r in records] == [0, 1, 2] and summary["games"] == 3
+    assert records[0] == first  # the finished game was kept, not replayed
+
+
+@pytest.mark.parametrize("mode, words", [("illegal", "illegal move"), ("crash", "forfeits"), ("hang", "forfeits")])
+def test_broken_engines_forfeit_and_the_match_goes_on(tmp_path, mode, words):
+    cfg = MatchConfig(engine_a=f"{BROKEN} {mode}", engine_b=gnugo(), games=2, size=5, out=str(tmp_path),
+                      gnugo=gnugo(), move_timeout=3, name_a="broken", name_b="gnugo")
+    summary = run_match(cfg, progress=False)
+    records = load_results(str(tmp_path / "results.jsonl"))
+    assert summary["games"] == 2 and summary["wins"]["gnugo"] >= 1
+    assert any(words in r["reason"] for r in records)
+
+
+def test_summary_statistics():
+    recs = [{"game": i, "black": "a" if i % 2 == 0 else "b", "white": "b" if i % 2 == 0 else "a",
+             "winner": "a" if i < 3 else "b", "sec_per_move": {"a": 1.0, "b": 2.0}, "reason": "score"}
+            for i in range(4)]
+    s = summarize(recs, "a", "b")
+    assert s["win_rate"] == 0.75 and s["wins"] == {"a": 3, "b": 1}
+    assert s["elo"] == pytest.approx(190.8, abs=0.5) and s["elo_95"][0] < s["elo"] < s["elo_95"][1]
