@@ -4,6 +4,7 @@
     gojax bench --search [--simulations 3000] [--leaves L] [--playouts-per-leaf K] [--json]
     gojax gtp [--size 9] [--komi 7.5] [--simulations 3000 | --seconds S] [search options]
     gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
+    gojax scaling --study selfplay|gnugo --n 250 500 ... --games G --out DIR
 """
 
 from __future__ import annotations
@@ -182,12 +183,39 @@ def _run_match(args) -> int:
     return 0
 
 
+def _add_scaling(sub):
+    p = sub.add_parser("scaling", help="playout-count study: 2N vs N, or N vs GNU Go (resumable)")
+    p.add_argument("--study", choices=["selfplay", "gnugo"], default="selfplay")
+    p.add_argument("--n", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000, 8000],
+                   help="simulation counts N (default 250 .. 8000)")
+    p.add_argument("--games", type=int, default=100, help="games per point (default 100)")
+    p.add_argument("--size", type=int, default=9)
+    p.add_argument("--komi", type=float, default=7.5)
+    p.add_argument("--gnugo", default="gnugo --mode gtp --level 10 --chinese-rules")
+    p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
+    p.add_argument("--out", required=True)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run_scaling)
+
+
+def _run_scaling(args) -> int:
+    from gojax.scaling import run_scaling
+    rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
+                       args.engine_options, progress=not args.no_progress)
+    for r in rows:
+        print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} +- {r['stderr']:.3f},"
+              f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")
+    print(f"wrote {args.out}/scaling.csv and scaling.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_bench(sub)
     _add_gtp(sub)
     _add_match(sub)
+    _add_scaling(sub)
     return parser
 
 

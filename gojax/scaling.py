@@ -1,0 +1,81 @@
+"""`gojax scaling`: how strength grows with the number of simulations per move.
+
+Two studies, each a series of resumable matches (gojax/match.py) under one folder:
+  selfplay  gojax at 2N simulations vs gojax at N, colours alternating (seed 004, Table 1)
+  gnugo     gojax at N simulations vs GNU Go (level 10 by default; seed 000, Table 1)
+Writes OUT/scaling.csv (one row per N: games, wins, win rate, standard error, Elo and its 95%
+interval) and OUT/scaling.png (win rate vs N with error bars; Elo vs log2 N).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import shlex
+import sys
+
+from gojax.match import MatchConfig, run_match
+
+FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "elo", "elo_lo", "elo_hi"]
+
+
+def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
+    return (f"{shlex.quote(sys.executable)} -m gojax gtp --simulations {simulations} --seed {seed} --quiet "
+            f"{extra}").strip()
+
+
+def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
+                gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
+                move_timeout: float = 300.0, progress: bool = True) -> list[dict]:
+    rows = []
+    for n in ns:
+        if study == "selfplay":
+            a, b = gojax_command(2 * n, extra, seed=1), gojax_command(n, extra, seed=2)
+            name_a, name_b, folder = f"gojax-{2 * n}", f"gojax-{n}", f"selfplay_{2 * n}_vs_{n}"
+        elif study == "gnugo":
+            a, b = gojax_command(n, extra), gnugo
+            name_a, name_b, folder = f"gojax-{n}", "gnugo", f"gnugo_{n}"
+        else:
+            raise ValueError(f"unknown study {study!r}")
+        cfg = MatchConfig(engine_a=a, engine_b=b, games=games, size=size, komi=komi, alternate=True,
+                          out=os.path.join(out, folder), gnugo=gnugo.split(" --level")[0] + " --chinese-rules"
+                          if "--level" in gnugo else gnugo, move_timeout=move_timeout,
+                          name_a=name_a, name_b=name_b)
+        s = run_match(cfg, progress=progress)
+        lo, hi = s["elo_95"]
+        rows.append({"study": study, "n": n, "games": s["games"], "wins": s["wins"][name_a],
+                     "win_rate": s["win_rate"], "stderr": s["stderr"], "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
+        write_outputs(rows, out)
+    return rows
+
+
+def write_outputs(rows: list[dict], out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "scaling.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    plot(rows, os.path.join(out, "scaling.png"))
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    study = rows[0]["study"] if rows else ""
+    ns = [r["n"] for r in rows]
+    ax1.errorbar(ns, [r["win_rate"] for r in rows], yerr=[r["stderr"] for r in rows], fmt="o-", capsize=3)
+    ax1.axhline(0.5, color="grey", lw=0.8)
+    ax1.set(xscale="log", xlabel="N (simulations per move)", ylim=(0, 1),
+            ylabel="win rate of 2N vs N" if study == "selfplay" else "gojax win rate vs GNU Go",
+            title=f"{study}: win rate (+- standard error)")
+    ax2.errorbar([math.log2(n) for n in ns], [r["elo"] for r in rows],
+                 yerr=[[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]],
+                 fmt="s-", capsize=3)
+    ax2.set(xlabel="log2 N", ylabel="Elo (95% interval)", title=f"{study}: Elo vs log2 N")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
