@@ -1,0 +1,32 @@
+"""gojax: Monte-Carlo Go on accelerators.  The public Python API.
+
+    import gojax, jax
+    board = gojax.Board(9)                                   # host twin (kernels/host.py)
+    res = gojax.run_playouts(gojax.batch_from_host([board]), jax.random.key(0), 1024)
+    res.wins / 1024, res.ownership[0]                        # Black's win rate, ownership [P]
+    result = gojax.Search(board, gojax.SearchParams()).run(simulations=3000)
+
+Layers: kernels (rules, playouts) <- search (the MC-RAVE tree) <- gojax (player, GTP, SGF,
+match runner, CLI).  Start at README.md.
+"""
+
+from kernels.geometry import BLACK, EMPTY, WHITE, CoordinateError, Geometry
+from kernels.host import Board, IllegalMove
+from kernels.playout import PlayoutConfig, PlayoutResult, empty_boards, run_playouts
+from kernels.state import BoardState, batch_from_host, from_host
+from search.mcts import MoveStats, Search, SearchResult
+from search.params import SearchParams
+from gojax.player import Player, PlayerOptions
+from gojax.sgf import SgfError, board_to_sgf, load_sgf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BLACK", "WHITE", "EMPTY", "Geometry", "CoordinateError",
+    "Board", "IllegalMove",
+    "BoardState", "from_host", "batch_from_host",
+    "PlayoutConfig", "PlayoutResult", "run_playouts", "empty_boards",
+    "Search", "SearchParams", "SearchResult", "MoveStats",
+    "Player", "PlayerOptions",
+    "load_sgf", "board_to_sgf", "SgfError",
+]
