@@ -68,26 +68,22 @@ class Geometry:
         out[self.point_to_cell] = np.arange(self.num_points, dtype=np.int32)
         return out
 
-    @functools.cached_property
-    def neighbors(self) -> tuple[tuple[int, ...], ...]:
-        """Orthogonal neighbour points of each point (host twin)."""
+    def _around(self, offsets) -> tuple[tuple[int, ...], ...]:
         n = self.size
         out = []
         for p in range(n * n):
             r, c = divmod(p, n)
-            out.append(tuple(rr * n + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
-                             if 0 <= rr < n and 0 <= cc < n))
+            out.append(tuple((r + dr) * n + c + dc for dr, dc in offsets if 0 <= r + dr < n and 0 <= c + dc < n))
         return tuple(out)
 
     @functools.cached_property
+    def neighbors(self) -> tuple[tuple[int, ...], ...]:
+        """Orthogonal neighbour points of each point (host twin)."""
+        return self._around(((-1, 0), (1, 0), (0, -1), (0, 1)))
+
+    @functools.cached_property
     def diagonals(self) -> tuple[tuple[int, ...], ...]:
-        n = self.size
-        out = []
-        for p in range(n * n):
-            r, c = divmod(p, n)
-            out.append(tuple(rr * n + cc for rr, cc in ((r - 1, c - 1), (r - 1, c + 1), (r + 1, c - 1), (r + 1, c + 1))
-                             if 0 <= rr < n and 0 <= cc < n))
-        return tuple(out)
+        return self._around(((-1, -1), (-1, 1), (1, -1), (1, 1)))
 
     @functools.cached_property
     def neighbor_table(self) -> np.ndarray:
