@@ -205,7 +205,8 @@ def format_summary(s: dict, a: str, b: str) -> str:
     return "\n".join(lines)
 
 
-def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr) -> dict:
+def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int = 1) -> dict:
+    """Play the games not yet in OUT/results.jsonl (`jobs` at a time) and summarise them all."""
     os.makedirs(cfg.out, exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
@@ -220,10 +221,9 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr) -> dict:
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=len(finished & set(range(cfg.games))), desc="match", file=log,
                disable=not progress)
-    for i in range(cfg.games):
-        if i in finished:
-            continue
-        rec = play_game(cfg, i, log)
+    todo = [i for i in range(cfg.games) if i not in finished]
+
+    def record(rec):
         with open(path, "a") as f:
             f.write(json.dumps(rec) + "\n")
             f.flush()
@@ -232,5 +232,14 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr) -> dict:
         s = summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)
         bar.set_postfix_str(f"{cfg.name_a} {s['wins'][cfg.name_a]:g}-{s['wins'][cfg.name_b]:g}")
         bar.update(1)
+
+    if jobs <= 1:
+        for i in todo:
+            record(play_game(cfg, i, log))
+    else:  # games wait on engine processes, so threads are enough to run them side by side
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+        with ThreadPoolExecutor(jobs) as pool:
+            for fut in as_completed([pool.submit(play_game, cfg, i, log) for i in todo]):
+                record(fut.result())
     bar.close()
     return summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)
