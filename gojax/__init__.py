@@ -18,6 +18,7 @@ from search.mcts import MoveStats, Search, SearchResult
 from search.params import SearchParams
 from gojax.player import Player, PlayerOptions
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
+from gojax.evaluate import evaluate, plot_ownership
 
 __version__ = "0.1.0"
 
@@ -29,4 +30,5 @@ __all__ = [
     "Search", "SearchParams", "SearchResult", "MoveStats",
     "Player", "PlayerOptions",
     "load_sgf", "board_to_sgf", "SgfError",
+    "evaluate", "plot_ownership",
 ]

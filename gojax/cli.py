@@ -5,6 +5,7 @@
     gojax gtp [--size 9] [--komi 7.5] [--simulations 3000 | --seconds S] [search options]
     gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
     gojax scaling --study selfplay|gnugo --n 250 500 ... --games G --out DIR
+    gojax evaluate FILES... --playouts P --out OUT.jsonl|.csv [--seed S] [--plot DIR]
 """
 
 from __future__ import annotations
@@ -210,6 +211,31 @@ def _run_scaling(args) -> int:
     return 0
 
 
+def _add_evaluate(sub):
+    p = sub.add_parser("evaluate", help="win rate, score and ownership of every position of SGF games")
+    p.add_argument("files", nargs="+", help="SGF files or folders of them")
+    p.add_argument("--playouts", type=int, default=1024, help="playouts per position (default 1024)")
+    p.add_argument("--policy", choices=["uniform"], default="uniform")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=int, default=64, help="positions per device call (default 64)")
+    p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")
+    p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run_evaluate)
+
+
+def _run_evaluate(args) -> int:
+    from gojax.evaluate import run_evaluate
+    if not args.out.endswith((".jsonl", ".csv")):
+        raise SystemExit("gojax evaluate: --out must end in .jsonl or .csv")
+    if args.playouts < 1 or args.batch < 1:
+        raise SystemExit("gojax evaluate: --playouts and --batch must be positive")
+    n = run_evaluate(args.files, args.out, args.playouts, args.seed, args.batch, args.policy, args.plot,
+                     progress=not args.no_progress)
+    print(f"wrote {n} rows to {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -217,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gtp(sub)
     _add_match(sub)
     _add_scaling(sub)
+    _add_evaluate(sub)
     return parser
 
 

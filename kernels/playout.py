@@ -108,7 +108,10 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
 
     def body(carry):
         state, amaf, moves, done, t, history, first = carry
-        words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
+        if key.ndim == 0:  # one key for the batch: the cheapest stream
+            words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
+        else:  # a key per board: results do not depend on the batch or the device it lands on
+            words = jax.vmap(lambda k: jax.random.bits(jax.random.fold_in(k, t), (), jnp.uint32))(key)
         cells, amaf = choose(state, amaf, done, words)
         first = jnp.where(t == 0, jnp.where(done, jnp.int16(-2), to_point[cells]), first)
         state, _ = rules.play_batch(state, cells, recount_rows)
@@ -131,12 +134,18 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
                  config: PlayoutConfig = PlayoutConfig(), record_moves: bool = False) -> PlayoutResult:
     """K = playouts_per_position playouts from each of the L boards of `starts` ([L] batched).
 
+    `key` is one PRNG key for the whole batch, or an [L] array of keys, one per start position
+    (playout j of position l then draws from fold_in(key[l], j), so a position's results do not
+    depend on which batch or device it is evaluated in).
+
     Playouts keep going from the start states as they are (a state whose `passes` is already 2 is
     scored as it stands).  Compiles once per (board size, L, K, config)."""
     g = geometry_of(starts)
     k = playouts_per_position
     l = starts.color.shape[0]
     boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, k, axis=0), starts)
+    if key.ndim:
+        key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
     final, amaf, moves, cap_hit, history, first = _playout_loop(boards, key, config, record_moves)
 
     owner, diff = jax.vmap(rules.area)(final.color)

@@ -1,0 +1,224 @@
+"""`gojax.evaluate` and `gojax evaluate`: many positions, many playouts each, every local device.
+
+Position i is played out with the key fold_in(key(seed), i): its numbers do not depend on the
+batch it lands in nor on the number of devices.  Batches are split over `jax.devices()` with
+shard_map (each device runs its own playout loop on its slice; no cross-device traffic inside
+a playout).  Multi-host: call `jax.distributed.initialize()` first; `jax.devices()` then lists
+every host's devices and each host must feed the same positions (not tested here: one machine).
+
+Rows hold no timings, so two runs with the same seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import sys
+from typing import Iterable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from kernels.geometry import BLACK
+from kernels.host import Board
+from kernels.playout import PlayoutConfig, run_playouts
+from kernels.state import BoardState, batch_from_host
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_runner(n_devices: int, playouts: int, config: PlayoutConfig):
+    """A jitted function (states [L], keys [L]) -> PlayoutResult, L split over n_devices."""
+    devices = np.array(jax.devices()[:n_devices])
+    mesh = Mesh(devices, ("d",))
+    spec = PartitionSpec("d")
+
+    def local(states, keys):
+        return run_playouts(states, keys, playouts, config)
+
+    fn = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
+    return jax.jit(fn), NamedSharding(mesh, spec)
+
+
+def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,
+             seed: int = 0, start_index: int = 0, devices: int | None = None) -> dict:
+    """Evaluate positions: a list of host Boards or a batched BoardState [L].
+
+    Returns numpy arrays: win_rate [L] (Black wins, ties count half), stderr [L] (of the win
+    rate, sqrt(p (1 - p) / playouts)), score_mean [L] (Black's area minus White's minus komi),
+    ownership [L, P] (+1 Black), amaf_value [L, 2, P] (mean outcome for Black of the playouts in
+    which Black / White played the point first; NaN where none did), amaf_count [L, 2, P]."""
+    states = batch_from_host(list(positions)) if not isinstance(positions, BoardState) else positions
+    n = states.color.shape[0]
+    base = jax.random.key(seed) if key is None else key
+    keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(start_index, start_index + n))
+    d = min(devices or jax.device_count(), jax.device_count())
+    pad = (-n) % d
+    if pad:
+        states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], pad, 0)]), states)
+        keys = jnp.concatenate([keys, jnp.repeat(keys[:1], pad, 0)])
+    fn, sharding = _sharded_runner(d, playouts, PlayoutConfig(policy=policy))
+    states, keys = jax.device_put((states, keys), sharding)
+    r = jax.device_get(fn(states, keys))
+    p = r.wins[:n] / playouts
+    count = r.amaf_count[:n]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        amaf_value = np.where(count > 0, r.amaf_wins[:n] / count, np.nan)
+    return {"win_rate": p, "stderr": np.sqrt(p * (1 - p) / playouts), "score_mean": r.score[:n].mean(1),
+            "ownership": r.ownership[:n], "amaf_value": amaf_value, "amaf_count": count,
+            "cap_hits": r.cap_hit[:n].sum(1)}
+
+
+# --- positions from SGF --------------------------------------------------------------------
+
+def sgf_positions(paths: Iterable[str], log=sys.stderr) -> Iterator[tuple[str, int, Board]]:
+    """(file, move number, board) for every position of every game (move 0: the start).
+    Folders are searched for *.sgf; unreadable files are reported and skipped."""
+    from gojax.sgf import SgfError, load_sgf
+    for path in _expand(paths):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            _, info = load_sgf(data, upto=0)
+            board, _ = load_sgf(data, upto=0)
+        except (OSError, SgfError) as err:
+            print(f"[evaluate] skipping {path}: {err}", file=log)
+            continue
+        yield path, 0, board.copy()
+        for i, (color, p) in enumerate(info["moves"]):
+            board.play(p, color, superko=False)
+            yield path, i + 1, board.copy()
+
+
+def _expand(paths):
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, files in sorted(os.walk(p)):
+                for name in sorted(files):
+                    if name.lower().endswith(".sgf"):
+                        yield os.path.join(root, name)
+        else:
+            yield p
+
+
+# --- the CLI job -------------------------------------------------------------------------------
+
+def _done_rows(out: str) -> int:
+    if not os.path.exists(out):
+        return 0
+    with open(out) as f:
+        lines = [line for line in f if line.strip()]
+    if out.endswith(".csv"):
+        return max(0, len(lines) - 1)
+    good = 0
+    for line in lines:
+        try:
+            json.loads(line)
+            good += 1
+        except json.JSONDecodeError:
+            break
+    return good
+
+
+def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0, batch: int = 64,
+                 policy: str = "uniform", plot_dir: str | None = None, progress: bool = True,
+                 log=sys.stderr) -> int:
+    """Stream every position of the SGF files through `evaluate` in batches, appending one row
+    per position to OUT (.jsonl or .csv); rows already there are skipped.  Returns rows written."""
+    skip = _done_rows(out)
+    if skip:
+        print(f"[evaluate] resuming: {skip} rows already in {out}", file=log)
+        _truncate_to_rows(out, skip)
+    csv_mode = out.endswith(".csv")
+    from tqdm import tqdm
+    bar = tqdm(desc="evaluate", unit="pos", file=log, disable=not progress, initial=skip)
+    written, index, pending = 0, 0, []
+    with open(out, "a") as f:
+        if csv_mode and skip == 0:
+            f.write("file,move,to_play,win_rate,stderr,score_mean,ownership\n")
+        for item in sgf_positions(paths, log):
+            if index < skip:
+                index += 1
+                continue
+            pending.append((index, *item))
+            index += 1
+            if len(pending) == batch:
+                written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir)
+                bar.update(len(pending))
+                pending = []
+        if pending:
+            written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir)
+            bar.update(len(pending))
+    bar.close()
+    return written
+
+
+def _truncate_to_rows(out: str, rows: int) -> None:
+    with open(out) as f:
+        lines = [line for line in f if line.strip()]
+    keep = lines[:rows + (1 if out.endswith(".csv") else 0)]
+    with open(out, "w") as f:
+        f.writelines(line if line.endswith("\n") else line + "\n" for line in keep)
+
+
+def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir) -> int:
+    sizes = {b.size for _, _, _, b in pending}
+    rows = []
+    for size in sorted(sizes):  # one call per board size in the batch
+        group = [x for x in pending if x[3].size == size]
+        res = evaluate([b for _, _, _, b in group], playouts, policy, seed=seed, start_index=group[0][0]) \
+            if _contiguous(group) else _evaluate_each(group, playouts, policy, seed)
+        for j, (idx, path, move, board) in enumerate(group):
+            rows.append((idx, path, move, board, {k: v[j] for k, v in res.items()}))
+    rows.sort(key=lambda r: r[0])
+    for idx, path, move, board, r in rows:
+        own = [round(float(x), 3) for x in r["ownership"]]
+        color = "B" if board.to_play == BLACK else "W"
+        if csv_mode:
+            f.write(f"{json.dumps(path)},{move},{color},{r['win_rate']:.6f},{r['stderr']:.6f},"
+                    f"{r['score_mean']:.4f},\"{' '.join(map(str, own))}\"\n")
+        else:
+            f.write(json.dumps({"file": path, "move": move, "to_play": color, "win_rate": round(float(r["win_rate"]), 6),
+                                "stderr": round(float(r["stderr"]), 6), "score_mean": round(float(r["score_mean"]), 4),
+                                "ownership": own}) + "\n")
+        if plot_dir and move == max(m for _, p, m, _ in pending if p == path):
+            os.makedirs(plot_dir, exist_ok=True)
+            name = os.path.splitext(os.path.basename(path))[0]
+            plot_ownership(board, r["ownership"], os.path.join(plot_dir, f"{name}_move{move}.png"),
+                           title=f"{os.path.basename(path)} after move {move}: Black wins {r['win_rate']:.1%}")
+    f.flush()
+    return len(rows)
+
+
+def _contiguous(group) -> bool:
+    return all(b[0] == a[0] + 1 for a, b in zip(group, group[1:]))
+
+
+def _evaluate_each(group, playouts, policy, seed):
+    parts = [evaluate([b], playouts, policy, seed=seed, start_index=idx) for idx, _, _, b in group]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def plot_ownership(board: Board, ownership: np.ndarray, path: str, title: str = "") -> None:
+    """A heat map of ownership (+1 Black, -1 White) with the stones drawn on top."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n = board.size
+    grid = np.asarray(ownership).reshape(n, n)
+    fig, ax = plt.subplots(figsize=(5, 5))
+    im = ax.imshow(grid, origin="lower", cmap="RdBu_r", vmin=-1, vmax=1)
+    for p in np.flatnonzero(board.stones):
+        r, c = divmod(int(p), n)
+        ax.add_patch(plt.Circle((c, r), 0.4, color="black" if board.stones[p] == BLACK else "white", ec="black"))
+    cols = [board.geometry.to_gtp(c)[0] for c in range(n)]
+    ax.set_xticks(range(n), cols)
+    ax.set_yticks(range(n), [str(r + 1) for r in range(n)])
+    ax.set_title(title or "ownership (red: Black, blue: White)", fontsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.046, label="ownership (+1 Black)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
