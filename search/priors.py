@@ -6,7 +6,8 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
   even         H = 0.5: every move is worth an even game
   grandfather  H = the MC value of the same action two plies up (the same player to move);
                0.5 where that action has no simulations
-  mogo         MoGo's handcrafted rules: 1 for a capture, a save of own stones in atari
+  mogo         MoGo's handcrafted rules (pass: 0 unless the opponent just passed, then 0.5):
+               1 for a capture, a save of own stones in atari
                (the move leaves them with three or more liberties, or with two and the ladder
                reader in search/tactics.py says they get away), or a 3x3 hane/cut pattern next
                to the last move; 0 for filling an own eye, self-atari of more than one stone, or
@@ -99,7 +100,9 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     h = np.full(len(legal), NEUTRAL, np.float32)
     if params.prior == "mogo":
         points = [int(a) for a in legal if a != tree.pass_action]
-        h[:len(points)] = mogo_values(board, points)  # pass (last when legal) stays neutral
+        h[:len(points)] = mogo_values(board, points)
+        if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
+            h[-1] = NEUTRAL if board.passes >= 1 else BAD
     elif params.prior == "grandfather":
         parent = tree.parent[node]
         grand = tree.parent[parent] if parent >= 0 else -1
@@ -115,8 +118,10 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     tree.prior[node, legal] = h
     tree.n[node, legal] += m
     tree.w[node, legal] += m * hb
-    tree.na[node, legal] += m
-    tree.wa[node, legal] += m * hb
+    # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
+    amaf = legal != tree.pass_action
+    tree.na[node, legal[amaf]] += m
+    tree.wa[node, legal[amaf]] += m * hb[amaf]
     tree.node_n[node] += m * len(legal)
 
 
