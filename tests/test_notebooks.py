@@ -11,10 +11,11 @@ ROOT = pathlib.Path(__file__).parent.parent
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["scaling.ipynb"])
+@pytest.mark.parametrize("name", ["scaling.ipynb", "evaluate.ipynb"])
 def test_notebook_runs(name, tmp_path, monkeypatch):
     monkeypatch.setenv("GOJAX_TINY", "1")
     monkeypatch.setenv("GOJAX_OUT", str(tmp_path))
     nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
-    assert (tmp_path / "selfplay" / "scaling.csv").exists() and (tmp_path / "gnugo" / "scaling.png").exists()
+    made = {"scaling.ipynb": ["selfplay/scaling.csv", "gnugo/scaling.png"], "evaluate.ipynb": ["ownership.png"]}
+    assert all((tmp_path / f).exists() for f in made[name])
