@@ -11,7 +11,6 @@ Rows hold no timings, so two runs with the same seed give the same bytes.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -21,26 +20,11 @@ from typing import Iterable, Iterator
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from kernels.geometry import BLACK
 from kernels.host import Board
-from kernels.playout import PlayoutConfig, run_playouts
+from kernels.playout import PlayoutConfig, pad_to_multiple, sharded_playouts
 from kernels.state import BoardState, batch_from_host
-
-
-@functools.lru_cache(maxsize=None)
-def _sharded_runner(n_devices: int, playouts: int, config: PlayoutConfig):
-    """A jitted function (states [L], keys [L]) -> PlayoutResult, L split over n_devices."""
-    devices = np.array(jax.devices()[:n_devices])
-    mesh = Mesh(devices, ("d",))
-    spec = PartitionSpec("d")
-
-    def local(states, keys):
-        return run_playouts(states, keys, playouts, config)
-
-    fn = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
-    return jax.jit(fn), NamedSharding(mesh, spec)
 
 
 def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,
@@ -56,11 +40,8 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     base = jax.random.key(seed) if key is None else key
     keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(start_index, start_index + n))
     d = min(devices or jax.device_count(), jax.device_count())
-    pad = (-n) % d
-    if pad:
-        states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], pad, 0)]), states)
-        keys = jnp.concatenate([keys, jnp.repeat(keys[:1], pad, 0)])
-    fn, sharding = _sharded_runner(d, playouts, PlayoutConfig(policy=policy))
+    states, keys = pad_to_multiple(states, keys, d)
+    fn, sharding = sharded_playouts(d, playouts, PlayoutConfig(policy=policy))
     states, keys = jax.device_put((states, keys), sharding)
     r = jax.device_get(fn(states, keys))
     p = r.wins[:n] / playouts

@@ -183,3 +183,32 @@ def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardStat
     from kernels.state import from_host
     one = from_host(Board(geometry.size, komi))
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)
+
+
+@functools.lru_cache(maxsize=None)
+def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig()):
+    """run_playouts split over the first n_devices of jax.devices() along the position axis.
+
+    Returns (fn, sharding): fn(starts [L], keys [L]) -> PlayoutResult, L a multiple of
+    n_devices, with one key per position (so the numbers do not depend on n_devices).  Each
+    device runs its own playout loop on its slice (shard_map): no cross-device traffic inside a
+    playout, and a device whose boards finish early does not wait for the others' moves."""
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    mesh = Mesh(np.array(jax.devices()[:n_devices]), ("d",))
+    spec = PartitionSpec("d")
+
+    def local(states, keys):
+        return run_playouts(states, keys, playouts_per_position, config)
+
+    fn = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
+    return jax.jit(fn), NamedSharding(mesh, spec)
+
+
+def pad_to_multiple(states: BoardState, keys: jax.Array, multiple: int) -> tuple[BoardState, jax.Array]:
+    """Repeat the first position (and key) until L is a multiple of `multiple`."""
+    pad = (-states.color.shape[0]) % multiple
+    if not pad:
+        return states, keys
+    states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], pad, 0)]), states)
+    return states, jnp.concatenate([keys, jnp.repeat(keys[:1], pad, 0)])

@@ -12,10 +12,11 @@ import dataclasses
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from kernels.host import Board
-from kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
+from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from kernels.state import batch_from_host
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_leaf
@@ -31,11 +32,26 @@ class Simulator:
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
         self.config = config or PlayoutConfig(amaf_rule=params.amaf_rule)
+        self.devices = jax.device_count()
 
     def dispatch(self, boards: list[Board], key: jax.Array) -> PlayoutResult:
-        """Start the playouts (asynchronously); `jax.device_get` the result to wait for it."""
+        """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
+
+        With several local devices the L leaves are split over them (shard_map, one key per
+        leaf: the same numbers as on one device); extra rows from padding are ignored."""
         boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
-        return run_playouts(batch_from_host(boards), key, self.k, self.config)
+        states = batch_from_host(boards)
+        keys = self._leaf_keys(key, jnp.arange(len(boards)))
+        if self.devices == 1:
+            return run_playouts(states, keys, self.k, self.config)
+        states, keys = pad_to_multiple(states, keys, self.devices)
+        fn, sharding = sharded_playouts(self.devices, self.k, self.config)
+        return fn(*jax.device_put((states, keys), sharding))
+
+    @staticmethod
+    @jax.jit
+    def _leaf_keys(key, index):
+        return jax.vmap(lambda i: jax.random.fold_in(key, i))(index)
 
     def warm_up(self, board: Board) -> float:
         """Compile for this board size and batch shape; returns the seconds it took."""

@@ -63,3 +63,16 @@ def test_cli_csv_and_plot(tmp_path):
                     "--out", str(out), "--plot", str(plots), "--no-progress"], check=True, timeout=300)
     assert out.read_text().splitlines()[0].startswith("file,move,to_play,win_rate")
     assert (plots / "game_b_move12.png").exists()
+
+
+def test_search_on_four_devices_equals_one_device():
+    script = ("import sys, jax; from gojax import Board, Search, SearchParams; "
+              "assert jax.device_count() == int(sys.argv[1]); "
+              "r = Search(Board(7), SearchParams(leaves=4, playouts_per_leaf=8, seed=3)).run(simulations=256, stop_early=False); "
+              "print([(m.move, m.visits) for m in r.moves[:8]], r.value)")
+    outs = []
+    for devices in (1, 4):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
+        outs.append(subprocess.run([sys.executable, "-c", script, str(devices)], check=True, env=env, timeout=600,
+                                   capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1] and outs[0].strip()
