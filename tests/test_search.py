@@ -146,27 +146,23 @@ def best(text, to_play, simulations, komi=0.5, **kw):
     return b.geometry.to_gtp(result.move), result
 
 
+ATARI = """
+    . . . . . . .
+    . . . . . . .
+    . X X X X . .
+    X O O O O X .
+    . X X X O X .
+    . . . . . . .
+    . . . . . . ."""  # White's five stones have one liberty, E2
+
+
 def test_captures_a_group_in_atari():
-    move, r = best("""
-        . . . . . . .
-        . . . . . . .
-        . X X X X . .
-        X O O O O X .
-        . X X X O X .
-        . . . . . . .
-        . . . . . . .""", "B", 1000)
+    move, r = best(ATARI, "B", 1000)
     assert move == "E2" and r.value > 0.9
 
 
 def test_saves_a_group_in_atari():
-    move, r = best("""
-        . . . . . . .
-        . . . . . . .
-        . X X X X . .
-        X O O O O X .
-        . X X X O X .
-        . . . . . . .
-        . . . . . . .""", "W", 2000)
+    move, r = best(ATARI, "W", 2000)
     assert move == "E2"
     move, _ = best("""
         . . . . . . .
