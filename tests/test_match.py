@@ -2,6 +2,7 @@
 and forfeits by engines that crash, hang or play illegal moves."""
 
 import json
+import pathlib
 import sys
 
 import pytest
@@ -10,7 +11,7 @@ from gojax.match import MatchConfig, load_results, play_game, run_match, summari
 from tests.helpers import gnugo_path
 
 GOJAX = f"{sys.executable} -m gojax gtp --simulations 64 --leaves 4 --playouts-per-leaf 8 --quiet --no-warmup"
-BROKEN = f"{sys.executable} tests/engines/broken_engine.py"
+BROKEN = f"{sys.executable} {pathlib.Path(__file__).parent / 'engines' / 'broken_engine.py'}"
 
 
 def gnugo(level=1):
