@@ -71,8 +71,3 @@ def batch_from_host(boards: list[Board]) -> BoardState:
 def stack(states: list[BoardState]) -> BoardState:
     """A list of single-board states -> one batched state [B, ...]."""
     return BoardState(**{k: jnp.stack([getattr(s, k) for s in states]) for k in BoardState.__dataclass_fields__})
-
-
-def points(state_color: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """Cell-indexed array [..., M] -> point-indexed [..., P] (numpy, host side)."""
-    return np.asarray(state_color)[..., geometry.point_to_cell]

@@ -37,15 +37,3 @@ def black_wins(board: Board) -> float:
         return best
 
     return solve(board, frozenset({board.stones.tobytes()}))
-
-
-def winning_moves(board: Board) -> list[int | None]:
-    """Moves that keep the mover's perfect-play result."""
-    target = black_wins(board)
-    out = []
-    for p in board.legal_points() + [None]:
-        child = board.copy()
-        child.play(p)
-        if black_wins(child) == target:
-            out.append(p)
-    return out
