@@ -191,7 +191,7 @@ def summarize(records: list[dict], a: str, b: str) -> dict:
             "elo": elo(p) if n else float("nan"),
             "elo_95": (elo(p - 1.96 * se), elo(p + 1.96 * se)) if n else (float("nan"),) * 2,
             "per_colour": per_colour, "sec_per_move": times,
-            "forfeits": sum("forfeit" in (r.get("reason") or "") for r in records)}
+            "forfeits": sum(any(w in (r.get("reason") or "") for w in ("forfeit", "failed to start")) for r in records)}
 
 
 def format_summary(s: dict, a: str, b: str) -> str:
