@@ -63,8 +63,8 @@ def sgf_positions(paths: Iterable[str], log=sys.stderr) -> Iterator[tuple[str, i
         try:
             with open(path, "rb") as f:
                 data = f.read()
-            _, info = load_sgf(data, upto=0)
-            board, _ = load_sgf(data, upto=0)
+            load_sgf(data)  # replays the whole game: an illegal move anywhere rejects the file
+            board, info = load_sgf(data, upto=0)
         except (OSError, SgfError) as err:
             print(f"[evaluate] skipping {path}: {err}", file=log)
             continue

@@ -21,6 +21,6 @@ def test_lz_analyze_streams_until_the_next_command():
         rest = p.communicate(timeout=120)[0]
     finally:
         p.kill()
-    body, _, after = rest.partition("\n\n")
+    body, _, after = (first + rest).partition("\n\n")  # the analysis ends with a blank line
     assert all(line.startswith("info move ") for line in body.split("\n") if line)
     assert after.startswith("=8 gojax\n\n")
