@@ -29,12 +29,17 @@ from kernels.state import BoardState, batch_from_host
 
 def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,
              seed: int = 0, start_index: int = 0, devices: int | None = None) -> dict:
-    """Evaluate positions: a list of host Boards or a batched BoardState [L].
+    """Evaluate positions: a list of host Boards, a batched BoardState [L], or SGF paths (a
+    path or a list of them; files or folders: every position of every game, in order).
 
     Returns numpy arrays: win_rate [L] (Black wins, ties count half), stderr [L] (of the win
     rate, sqrt(p (1 - p) / playouts)), score_mean [L] (Black's area minus White's minus komi),
     ownership [L, P] (+1 Black), amaf_value [L, 2, P] (mean outcome for Black of the playouts in
     which Black / White played the point first; NaN where none did), amaf_count [L, 2, P]."""
+    if isinstance(positions, (str, os.PathLike)) or (isinstance(positions, (list, tuple)) and positions
+                                                      and isinstance(positions[0], (str, os.PathLike))):
+        paths = [positions] if isinstance(positions, (str, os.PathLike)) else list(positions)
+        positions = [board for _, _, board in sgf_positions([os.fspath(p) for p in paths])]
     states = batch_from_host(list(positions)) if not isinstance(positions, BoardState) else positions
     n = states.color.shape[0]
     base = jax.random.key(seed) if key is None else key

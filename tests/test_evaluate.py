@@ -23,6 +23,15 @@ def test_win_rate_stderr_and_ownership():
     assert r["amaf_value"].shape == (1, 2, 81)
 
 
+def test_positions_from_sgf_paths_and_arrays():
+    from_file = evaluate(str(DATA / "game_b.sgf"), playouts=8, seed=2)
+    assert from_file["win_rate"].shape == (13,)  # the start and 12 moves
+    from gojax.evaluate import sgf_positions
+    boards = [b for _, _, b in sgf_positions([str(DATA / "game_b.sgf")])]
+    from_arrays = evaluate(gojax.batch_from_host(boards), playouts=8, seed=2)
+    np.testing.assert_array_equal(from_file["ownership"], from_arrays["ownership"])
+
+
 def test_results_do_not_depend_on_the_batch():
     boards = [gojax.Board(9) for _ in range(3)]
     boards[1].play(40)
