@@ -155,6 +155,8 @@ def _add_match(sub):
     p.add_argument("--move-timeout", type=float, default=120.0, help="seconds per genmove before a forfeit")
     p.add_argument("--max-moves", type=int, default=None, help="stop and score a game after this many moves")
     p.add_argument("--jobs", type=int, default=1, help="games played at the same time (default 1)")
+    p.add_argument("--same-seeds", action="store_true",
+                   help="do not give gojax and GNU Go a new --seed every game ({game} in a command is always replaced)")
     p.add_argument("--name-black", default=None)
     p.add_argument("--name-white", default=None)
     p.add_argument("--json", action="store_true", help="end stdout with the summary as one JSON line")
@@ -177,7 +179,7 @@ def _run_match(args) -> int:
         a, b = a + "-A", b + "-B"
     cfg = MatchConfig(engine_a=args.black, engine_b=args.white, games=args.games, size=args.size, komi=args.komi,
                       alternate=args.alternate, out=args.out, referee=args.referee, move_timeout=args.move_timeout,
-                      max_moves=args.max_moves, name_a=a, name_b=b)
+                      max_moves=args.max_moves, name_a=a, name_b=b, vary_seeds=not args.same_seeds)
     summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
     print(format_summary(summary, a, b))
     if args.json:

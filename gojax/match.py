@@ -42,6 +42,27 @@ class MatchConfig:
     max_moves: int | None = None  # stop a game after this many moves (default 3 N^2) and score it
     name_a: str = "A"
     name_b: str = "B"
+    vary_seeds: bool = True  # a different seed every game (else deterministic engines repeat games)
+
+
+def seeded(cmd: str, game: int) -> str:
+    """The engine command for one game: `{game}` is replaced by the game index; GNU Go and
+    gojax commands get a per-game --seed (gojax: its own --seed times 100003 plus the game)."""
+    if "{game}" in cmd:
+        return cmd.replace("{game}", str(game))
+    argv = shlex.split(cmd)
+    if not argv:
+        return cmd
+    if "gnugo" in os.path.basename(argv[0]):
+        return shlex.join(argv + ["--seed", str(game + 1)])  # GNU Go: 0 would mean "from the clock"
+    if any("gojax" in a for a in argv[:3]) and "gtp" in argv:
+        base = 0
+        if "--seed" in argv:
+            i = argv.index("--seed")
+            base = int(argv[i + 1]) if i + 1 < len(argv) and argv[i + 1].lstrip("-").isdigit() else 0
+            del argv[i:i + 2]
+        return shlex.join(argv + ["--seed", str(base * 100003 + game)])
+    return cmd
 
 
 def _find_gnugo(cmd: str) -> str:
@@ -84,10 +105,13 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr) -> dict:
     """One game; returns its result record (also the SGF)."""
     a_black = not cfg.alternate or index % 2 == 0
     cmds = {BLACK: cfg.engine_a if a_black else cfg.engine_b, WHITE: cfg.engine_b if a_black else cfg.engine_a}
+    if cfg.vary_seeds:
+        cmds = {c: seeded(cmd, index) for c, cmd in cmds.items()}
     names = {BLACK: cfg.name_a if a_black else cfg.name_b, WHITE: cfg.name_b if a_black else cfg.name_a}
     board = Board(cfg.size, cfg.komi)
     max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
-    record = {"game": index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi}
+    record = {"game": index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
+              "commands": {names[c]: cmds[c] for c in (BLACK, WHITE)}}
     engines: dict[int, GtpClient] = {}
     think = {BLACK: 0.0, WHITE: 0.0}
     moves = {BLACK: 0, WHITE: 0}

@@ -59,3 +59,16 @@ def test_summary_statistics():
     s = summarize(recs, "a", "b")
     assert s["win_rate"] == 0.75 and s["wins"] == {"a": 3, "b": 1}
     assert s["elo"] == pytest.approx(190.8, abs=0.5) and s["elo_95"][0] < s["elo"] < s["elo_95"][1]
+
+
+def test_every_game_gets_its_own_seed(tmp_path):
+    from gojax.match import seeded
+    assert seeded("gnugo --mode gtp", 4).endswith("--seed 5")
+    assert seeded("gojax gtp --seed 2 --quiet", 3) == "gojax gtp --quiet --seed 200009"
+    assert seeded("my-engine --rng {game}", 7) == "my-engine --rng 7" and seeded("other", 1) == "other"
+    # Deterministic engines would repeat the same game with the same colours; seeds make them differ.
+    cfg = MatchConfig(engine_a=gnugo(1), engine_b=gnugo(1), games=3, size=7, alternate=True, out=str(tmp_path),
+                      gnugo=gnugo(), name_a="x", name_b="y")
+    games = [play_game(cfg, i) for i in (0, 2)]
+    sgfs = [(tmp_path / g["sgf"]).read_bytes().split(b";B[", 1)[1] for g in games]
+    assert sgfs[0] != sgfs[1]
