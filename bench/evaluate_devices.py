@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -43,8 +41,8 @@ def main() -> int:
     ap.add_argument("--playouts", type=int, default=1024)
     args = ap.parse_args()
     root = os.path.join(os.path.dirname(__file__), "..")
-    print(f"| board | devices | positions | playouts each | seconds | positions/s |")
-    print(f"|---|---|---|---|---|---|")
+    print("| board | devices | positions | playouts each | seconds | positions/s |")
+    print("|---|---|---|---|---|---|")
     for board in args.boards:
         n = args.positions if board < 19 else max(8, args.positions // 8)
         for d in args.devices:

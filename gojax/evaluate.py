@@ -12,7 +12,6 @@ Rows hold no timings, so two runs with the same seed give the same bytes.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from typing import Iterable, Iterator

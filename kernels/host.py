@@ -175,18 +175,16 @@ class Board:
         stones = self.stones.copy()
         stones[p] = color
         h = self.hash ^ z[color, p]
-        trial = self.__class__.__new__(self.__class__)
-        trial.stones, trial.geometry = stones, self.geometry
         captured: list[int] = []
         for q in self.geometry.neighbors[p]:
             if stones[q] == opponent(color) and q not in captured:
-                group, libs = trial.group(q)
+                group, libs = Board._group_of(stones, self.geometry, q)
                 if not libs:
                     captured.extend(group)
         for q in captured:
             h ^= z[stones[q], q]
             stones[q] = EMPTY
-        if not captured and not trial.group(p)[1]:
+        if not captured and not Board._group_of(stones, self.geometry, p)[1]:
             raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
         return stones, captured, h
 

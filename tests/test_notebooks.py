@@ -1,6 +1,5 @@
 """The notebooks run end to end with tiny settings (GOJAX_TINY=1)."""
 
-import os
 import pathlib
 
 import nbformat

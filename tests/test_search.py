@@ -6,7 +6,6 @@ import jax
 import numpy as np
 import pytest
 
-from kernels.geometry import BLACK, WHITE
 from kernels.host import Board
 from kernels.playout import run_playouts
 from kernels.state import batch_from_host
