@@ -17,18 +17,20 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from kernels import rules
+from kernels import policy, rules
 from kernels.geometry import BLACK, WHITE, Geometry
 from kernels.state import BoardState, geometry_of
 
 AMAF_RULES = ("first", "same_colour")
+POLICIES = ("uniform", "mogo")
 
 
 @dataclasses.dataclass(frozen=True)
 class PlayoutConfig:
     """Static playout settings (hashable: part of the jit cache key)."""
 
-    # Default policy: "uniform" (SPEC.md "Playouts").
+    # "uniform" (SPEC.md "Playouts") or "mogo": the rule cascade of kernels/policy.py
+    # (seed 000 sec. 3.6), each rule gated by its probability below.
     policy: str = "uniform"
     # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
@@ -36,12 +38,33 @@ class PlayoutConfig:
     amaf_rule: str = "first"
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
+    # --- the MoGo rules (policy="mogo"), in cascade order; resolution 1/256 -------------------
+    save_prob: float = 1.0  # rule 1: save own stones the last move put in atari
+    save_min_liberties: int = 3  # an extension "saves" only with this many liberties after it
+    #                              (2 would count a ladder escape, which only prolongs the ladder)
+    nakade_prob: float = 0.0  # the vital point of a 3-point eye space
+    fill_board_prob: float = 0.0  # a point whose 3x3 block is empty (MoGo's "fill board")
+    pattern_prob: float = 1.0  # rule 2: a 3x3 hane/cut pattern around the last move
+    capture_prob: float = 1.0  # rule 3: capture an opponent chain in atari anywhere
+    # --- learned rules, before the policy (seed 004 sec. IV); any policy ------------------------
+    pool_prob: float = 0.0  # poolRave p: play a legal move of the leaf's AMAF top-k pool
+    cmc_prob: float = 0.0  # CMC p: the reply maximising V_c(a, b) to the mover's previous move b
+    cmc_min_count: float = 8.0  # pairs seen fewer times than this are ignored
 
     def __post_init__(self):
-        if self.policy != "uniform":
-            raise ValueError(f"unknown playout policy {self.policy!r} (have: uniform)")
+        if self.policy not in POLICIES:
+            raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
+        for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
+                     "pool_prob", "cmc_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+
+    @property
+    def plain_uniform(self) -> bool:
+        """Uniform with no learned rule: the fast path (one random word per move)."""
+        return self.policy == "uniform" and self.pool_prob == 0 and self.cmc_prob == 0
 
 
 @chex.dataclass(frozen=True)
@@ -56,8 +79,13 @@ class PlayoutResult:
     ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
     amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
     amaf_wins: chex.Array  # float32 [L, 2, P]  sum of z over those playouts
+    rule_counts: chex.Array  # int32 [L, R]  moves chosen by each rule of kernels/policy.RULES
     history: chex.Array | None = None  # int16 [L, K, cap] points played, -1 pass, -2 after the end;
     #                                    only with record_moves=True (tests, debugging)
+    cmc_count: chex.Array | None = None  # float32 [2, P, P] playouts in which colour c played both
+    #                                      points (first plays, as AMAF), summed over the batch;
+    #                                      only when CMC tables were passed in
+    cmc_wins: chex.Array | None = None  # float32 [2, P, P] their sum of outcomes for colour c
 
 
 def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
@@ -81,38 +109,61 @@ def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
     return jnp.where(total > 0, w + i * w + j, 0).astype(jnp.int32)
 
 
-def _choose(state: BoardState, amaf: jax.Array, done: jax.Array, word: jax.Array, amaf_rule: str):
-    """One board: the playout move (0 = pass; done boards pass, which leaves the stones alone)
-    and the first-play record with it marked."""
-    legal = rules.legal_mask(state, exclude_eyes=True)
-    cell = jnp.where(done, 0, select_uniform(legal, word))
+def _mark(amaf: jax.Array, cell: jax.Array, mover: jax.Array, amaf_rule: str) -> jax.Array:
+    """One board's first-play record with `cell` (0 = pass: no mark) played by `mover`."""
     at = (jnp.arange(amaf.shape[-1]) == cell) & (cell != 0)
-    mover = state.to_play
     mark = jnp.where(amaf == 0, mover, amaf) if amaf_rule == "first" else amaf | mover
-    return cell, jnp.where(at, mark, amaf)
+    return jnp.where(at, mark, amaf)
 
 
-def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool):
-    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], history)."""
+def _choose(state: BoardState, done: jax.Array, words: jax.Array, pool, cmc, config: PlayoutConfig):
+    """One board: (the playout move (0 = pass; done boards pass, which leaves the stones alone),
+    the rule that chose it).  words: uint32 [] (plain uniform) or [4] (kernels/policy.choose)."""
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    if config.plain_uniform:
+        return jnp.where(done, 0, select_uniform(legal, words)), jnp.int32(policy.UNIFORM)
+    cell, rule = policy.choose(state, legal, words, config, pool, cmc)
+    return jnp.where(done, 0, cell), rule
+
+
+def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
+    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], history, first,
+    rule counts [B, R])."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
-    choose = jax.vmap(functools.partial(_choose, amaf_rule=config.amaf_rule))
+    choose = jax.vmap(functools.partial(_choose, config=config),
+                      in_axes=(0, 0, 0, None if pool is None else 0, None))
+    mark = jax.vmap(functools.partial(_mark, amaf_rule=config.amaf_rule))
     recount_rows = max(1, b // 8)
+    extra = 0 if config.plain_uniform else 3  # words beyond the uniform draw
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
+
+    def draw(k, t):
+        step = jax.random.fold_in(k, t)
+        first = jax.random.bits(step, (), jnp.uint32)
+        if not extra:
+            return first
+        return jnp.concatenate([first[None], jax.random.bits(jax.random.fold_in(step, 1), (extra,), jnp.uint32)])
 
     def cond(carry):
         done, t = carry[3], carry[4]
         return (t < cap) & ~done.all()
 
     def body(carry):
-        state, amaf, moves, done, t, history, first = carry
+        state, amaf, moves, done, t, history, first, counts = carry
         if key.ndim == 0:  # one key for the batch: the cheapest stream
-            words = jax.random.bits(jax.random.fold_in(key, t), (b,), jnp.uint32)
+            step = jax.random.fold_in(key, t)
+            words = jax.random.bits(step, (b,), jnp.uint32)
+            if extra:
+                words = jnp.concatenate(
+                    [words[:, None], jax.random.bits(jax.random.fold_in(step, 1), (b, extra), jnp.uint32)], 1)
         else:  # a key per board: results do not depend on the batch or the device it lands on
-            words = jax.vmap(lambda k: jax.random.bits(jax.random.fold_in(k, t), (), jnp.uint32))(key)
-        cells, amaf = choose(state, amaf, done, words)
+            words = jax.vmap(draw, in_axes=(0, None))(key, t)
+        cells, rule = choose(state, done, words, pool, cmc)
+        amaf = mark(amaf, cells, state.to_play)
+        counts = counts + (jax.nn.one_hot(rule, counts.shape[1], dtype=jnp.int32) * (~done)[:, None])
         first = jnp.where(t == 0, jnp.where(done, jnp.int16(-2), to_point[cells]), first)
         state, _ = rules.play_batch(state, cells, recount_rows)
         if record_moves:
@@ -120,33 +171,41 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
             history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
         moves = moves + (~done).astype(jnp.int32)
         done = done | (state.passes >= 2) | (moves >= cap)
-        return state, amaf, moves, done, t + 1, history, first
+        return state, amaf, moves, done, t + 1, history, first, counts
 
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history, jnp.full(b, -1, jnp.int16))
-    state, amaf, moves, done, _, history, first = jax.lax.while_loop(cond, body, init)
-    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history, first
+            history, jnp.full(b, -1, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
+    state, amaf, moves, done, _, history, first, counts = jax.lax.while_loop(cond, body, init)
+    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history, first, counts
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
 def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
-                 config: PlayoutConfig = PlayoutConfig(), record_moves: bool = False) -> PlayoutResult:
+                 config: PlayoutConfig = PlayoutConfig(), record_moves: bool = False,
+                 pool: jax.Array | None = None, cmc: tuple[jax.Array, jax.Array] | None = None) -> PlayoutResult:
     """K = playouts_per_position playouts from each of the L boards of `starts` ([L] batched).
 
     `key` is one PRNG key for the whole batch, or an [L] array of keys, one per start position
     (playout j of position l then draws from fold_in(key[l], j), so a position's results do not
     depend on which batch or device it is evaluated in).
 
+    pool: int32 [L, 2, k] poolRave cells per position and colour (row 0 Black; 0 = empty slot),
+    used with probability config.pool_prob.  cmc: (wins, counts) float32 [2, P, P], the CMC
+    tables V_c(a, b) = wins / counts, used with probability config.cmc_prob; the result then
+    carries this batch's pair statistics to add to them (PlayoutResult.cmc_count / cmc_wins).
+
     Playouts keep going from the start states as they are (a state whose `passes` is already 2 is
-    scored as it stands).  Compiles once per (board size, L, K, config)."""
+    scored as it stands).  Compiles once per (board size, L, K, config, pool size)."""
     g = geometry_of(starts)
     k = playouts_per_position
     l = starts.color.shape[0]
     boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, k, axis=0), starts)
     if key.ndim:
         key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
-    final, amaf, moves, cap_hit, history, first = _playout_loop(boards, key, config, record_moves)
+    if pool is not None:
+        pool = jnp.repeat(jnp.asarray(pool, jnp.int32), k, axis=0)
+    final, amaf, moves, cap_hit, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -164,6 +223,12 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     def per_position(x):
         return x.reshape((l, k) + x.shape[1:])
 
+    pair_count = pair_wins = None
+    if cmc is not None:  # V_c(a1, a2): playouts in which colour c played both (first plays)
+        played = credit.astype(jnp.float32)  # [B, 2, P]
+        reward = jnp.stack([z, 1.0 - z], 1)  # [B, 2] outcome for each colour
+        pair_count = jnp.einsum("bcp,bcq->cpq", played, played)
+        pair_wins = jnp.einsum("bcp,bcq->cpq", played * reward[:, :, None], played)
     credit = per_position(credit)
     zk = per_position(z)
     return PlayoutResult(
@@ -173,7 +238,9 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         ownership=per_position(signed).mean(1),
         amaf_count=credit.sum(1, dtype=jnp.int32),
         amaf_wins=(credit * zk[:, :, None, None]).sum(1),
+        rule_counts=per_position(counts).sum(1),
         history=per_position(history) if record_moves else None,
+        cmc_count=pair_count, cmc_wins=pair_wins,
     )
 
 
@@ -187,6 +254,7 @@ def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardStat
 
 @functools.lru_cache(maxsize=None)
 def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig()):
+    # (poolRave and CMC tables are not passed here: gojax.evaluate runs the plain policies.)
     """run_playouts split over the first n_devices of jax.devices() along the position axis.
 
     Returns (fn, sharding): fn(starts [L], keys [L]) -> PlayoutResult, L a multiple of

@@ -135,7 +135,7 @@ def play_stale(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Arra
 
     passes = jnp.where(is_pass, jnp.minimum(state.passes + 1, 2), 0).astype(jnp.int8)
     out = BoardState(color=color, chain=chain, libs=libs, ko=ko, to_play=opp.astype(jnp.int8),
-                     passes=passes, komi=state.komi)
+                     passes=passes, komi=state.komi, last=jnp.asarray(cell, jnp.int32), prev=state.last)
     return out, n_captured
 
 

@@ -3,8 +3,8 @@
 Shapes (one board; batched functions add a leading B):
   M = (N + 2)^2 cells of the padded layout (kernels/geometry.py), P = N^2 points.
 
-Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 12 scalars; 9x9: 121 + 242 + 242 + 12
-= 617 bytes, 19x19: 2,217 bytes.  A playout adds an int8 [M] AMAF record and a move counter.
+Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 20 bytes of scalars; 9x9: 121 + 242 + 242 + 20
+= 625 bytes, 19x19: 2,225 bytes.  A playout adds an int8 [M] AMAF record and a move counter.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class BoardState:
     to_play: chex.Array  # int8 []  1 black, 2 white
     passes: chex.Array  # int8 []  consecutive passes
     komi: chex.Array  # float32 []
+    last: chex.Array  # int32 []  cell of the last move, 0 = pass or none (the MoGo policy answers it)
+    prev: chex.Array  # int32 []  cell of the move before it, 0 = pass or none (CMC: the mover's own last)
 
 
 def geometry_of(state: BoardState) -> Geometry:
@@ -53,8 +55,15 @@ def host_arrays(board: Board) -> dict[str, np.ndarray]:
     chain[g.point_to_cell[pts]] = g.point_to_cell[r]
     libs[g.point_to_cell[pts]] = pseudo[r]
     ko = 0 if board.ko is None else int(g.point_to_cell[board.ko])
+
+    def cell_of(back: int) -> np.int32:
+        if len(board.moves) < back or board.moves[-back][1] is None:
+            return np.int32(0)
+        return np.int32(g.point_to_cell[board.moves[-back][1]])
+
     return dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
-                passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi))
+                passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
+                prev=cell_of(2))
 
 
 def from_host(board: Board) -> BoardState:

@@ -1,0 +1,242 @@
+"""Playout policies beyond uniform, on the device, for ONE board (callers vmap them).
+
+The MoGo policy (seed 000 sec. 3.6; SPEC.md "Playouts") answers the opponent's last move `a`
+with the first rule that fires, each rule gated by its own probability (PlayoutConfig):
+
+  save     a put some of the mover's chains in atari: capture an attacker in atari next to such
+           a chain (see candidate_masks for which), or extend at its last liberty when that
+           leaves it `save_min_liberties`
+  nakade   play the vital point (middle) of a 3-point empty region enclosed by one colour
+  fill     "fill board": play where the whole 3x3 block is empty
+  pattern  one of the 8 points around `a` matches a 3x3 hane / cut pattern (kernels/patterns.py)
+  capture  capture any opponent chain in atari
+  uniform  uniform over legal points that are not the mover's own eyes
+
+Two learned rules from seed 004 sec. IV come first when enabled: poolRave (a move from the k best
+by AMAF at the leaf's tree node, travelling with the batch) and contextual Monte-Carlo (the reply
+to the mover's own previous move b maximising the learned V_c(a, b)).
+
+Every candidate set is a whole-board mask built from the pseudo-liberties (kernels/state.py):
+a chain next to an empty point q is in atari with q its liberty exactly when its pseudo-liberty
+count equals the number of its stones next to q, so no flood fill is needed.  One `select` picks
+a point in the winning rule's mask, and ONE exact liberty count (`liberties_after`) checks the
+pick: an extension must reach `save_min_liberties` (so a stone in a ladder, which only gets 2,
+is not "saved"), a pattern or capture move must not be a self-atari (a snapback capture is one;
+a ko capture is allowed).  A pick that fails the check falls back to the uniform move.
+
+The host twin of every mask is kernels/policy_host.py; tests/test_policy.py holds them equal.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from kernels import rules
+from kernels.geometry import BLACK, EMPTY, WHITE
+from kernels.patterns import pattern_table
+from kernels.state import BoardState
+
+# Which rule chose the move (returned for tests and statistics).
+RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture")
+UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE = range(len(RULES))
+
+
+def _width(m: int) -> int:
+    return int(round(m ** 0.5))
+
+
+def pattern_offsets(w: int) -> np.ndarray:
+    """Cell offsets of the 8 neighbours in the pattern index order NW, N, NE, W, E, SW, S, SE
+    (kernels/patterns.py); up is +W because row 0 is the bottom row."""
+    return np.array([w - 1, w, w + 1, -1, 1, -w - 1, -w, -w + 1], np.int32)
+
+
+def pattern_index(color: jax.Array, cells: jax.Array) -> jax.Array:
+    """int32 [...]: the 3x3 table index of each cell in `cells` (int32 [...]).  Border cells code 3,
+    which is the table's off-board code."""
+    m = color.shape[-1]
+    nb = color[jnp.clip(cells[..., None] + pattern_offsets(_width(m)), 0, m - 1)].astype(jnp.int32)
+    return (nb << (2 * jnp.arange(8, dtype=jnp.int32))).sum(-1)
+
+
+def _atari_here(state: BoardState):
+    """For every interior cell (see rules._interior) and direction i: does the chain of the
+    neighbour in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with
+    atari a list of 4 bool [R]; meaningful where the cell is empty."""
+    c, ch, lb = state.color, state.chain, state.libs
+    nc, nch, nl = rules._orthogonal(c), rules._orthogonal(ch), rules._orthogonal(lb)
+    atari = []
+    for i in range(4):
+        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
+        stone = (nc[i] == BLACK) | (nc[i] == WHITE)
+        atari.append(stone & (nl[i] == edges))
+    return nc, nch, atari
+
+
+def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]:
+    """bool [M] candidate masks of the MoGo rules for the side to move, each within `legal`
+    (legal, not an own eye).  "save_extend" is the liberties of own chains next to the last move
+    that are in atari (before the liberty check); "save_capture" the last liberties of opponent
+    chains in atari that touch such a chain."""
+    c, ch = state.color, state.chain
+    m = c.shape[-1]
+    w = _width(m)
+    me = state.to_play.astype(c.dtype)
+    opp = (3 - me).astype(c.dtype)
+    centre = rules._interior(c, 0)
+    empty = centre == EMPTY
+    nc, nch, atari = _atari_here(state)
+    cells = jnp.arange(m, dtype=jnp.int32)
+    a = state.last
+    has_last = a > 0
+
+    # --- save: own chains next to `a` left with one liberty ----------------------------------
+    a_nbrs = jnp.clip(a + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
+    a_ids = jnp.where(has_last & (c[a_nbrs] == me), ch[a_nbrs], -1).astype(jnp.int32)  # [4]
+    own_lib = jnp.stack([empty & (sum((nc[i] == me) & atari[i] & (nch[i] == a_ids[k]) for i in range(4)) > 0)
+                         for k in range(4)])  # [4 chains, R]: that chain's last liberty
+    in_atari = own_lib.any(-1) & (a_ids >= 0)
+    extend = own_lib.any(0)
+    in_a = (c == me) & ((ch[:, None] == a_ids[None, :]) & in_atari[None, :]).any(1)  # [M] stones of those chains
+    touches = sum(x.astype(jnp.int8) for x in rules._orthogonal(in_a)) > 0
+    # An attacker: an opponent chain in atari that is the last move's own chain, or that has a
+    # stone next to both the chain in atari and its own last liberty (every one-stone attacker).
+    # A chain-wide "touches" flag would need a scatter per board per move, 4x this rule's cost.
+    attacker = rules._embed((centre == opp) & touches, False) | ((c == opp) & (ch == ch[a]) & in_atari.any())
+    attacker_nb = rules._orthogonal(attacker)
+    capture_attacker = empty & (sum((nc[i] == opp) & atari[i] & attacker_nb[i] for i in range(4)) > 0)
+
+    # --- capture anywhere ----------------------------------------------------------------------
+    capture = empty & (sum((nc[i] == opp) & atari[i] for i in range(4)) > 0)
+
+    # --- fill board: the 3x3 block around the point is empty ------------------------------------
+    around = rules._orthogonal(c) + rules._diagonal(c)
+    fill = empty & (sum((x != EMPTY).astype(jnp.int8) for x in around) == 0)
+
+    # --- nakade: the middle of a 3-point empty region enclosed by one colour ---------------------
+    n_empty = sum((x == EMPTY).astype(jnp.int8) for x in nc)  # [R] empty neighbours
+    bits = _or4(nc)  # [R] colours next to the point
+    nb_n = rules._orthogonal(rules._embed(jnp.where(empty, n_empty, 0).astype(jnp.int8), 0))
+    nb_bits = rules._orthogonal(rules._embed(jnp.where(empty, bits, 0).astype(jnp.int8), 0))
+    ends = sum(((nc[i] == EMPTY) & (nb_n[i] == 1)).astype(jnp.int8) for i in range(4))
+    region_bits = bits
+    for i in range(4):
+        region_bits = region_bits | jnp.where(nc[i] == EMPTY, nb_bits[i], 0).astype(jnp.int8)
+    # Two empty neighbours whose only empty neighbour is this point: the region is exactly 3.
+    nakade = empty & (n_empty == 2) & (ends == 2) & ((region_bits == 1) | (region_bits == 2))
+
+    # --- patterns on the 8 points around `a` ---------------------------------------------------
+    ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
+    hit = jnp.asarray(pattern_table())[pattern_index(c, ring)] > 0
+    hit = hit & legal[ring] & has_last
+    pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
+
+    def full(x):
+        return rules._embed(x, False) & legal
+
+    return dict(save_extend=full(extend), save_capture=full(capture_attacker), capture=full(capture),
+                fill=full(fill), nakade=full(nakade), pattern=pattern & (cells > 0))
+
+
+def _or4(nc: list[jax.Array]) -> jax.Array:
+    """int8 [R]: bit 1 if any neighbour is black, bit 2 if any is white."""
+    bits = jnp.zeros(nc[0].shape, jnp.int8)
+    for x in nc:
+        bits = bits | jnp.where(x == BLACK, 1, jnp.where(x == WHITE, 2, 0)).astype(jnp.int8)
+    return bits
+
+
+def liberties_after(state: BoardState, cell: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """If `state.to_play` plays the empty `cell`: (liberties of the chain through it, its stones,
+    opponent stones captured), exact, all int32.  O(M) elementwise work, no flood fill."""
+    c, ch, lb = state.color, state.chain, state.libs
+    m = c.shape[-1]
+    w = _width(m)
+    me = state.to_play.astype(c.dtype)
+    opp = (3 - me).astype(c.dtype)
+    q = jnp.clip(cell + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
+    qc, qch, ql = c[q], ch[q], lb[q]
+    edges = (qch[:, None] == qch[None, :]).sum(1).astype(lb.dtype)
+    friend = qc == me
+    taken = (qc == opp) & (ql == edges)  # opponent chains whose last liberty is `cell`
+    cells = jnp.arange(m, dtype=jnp.int32)
+    same = ch[:, None] == qch[None, :]  # [M, 4]
+    group = (cells == cell) | ((c == me) & (same & friend[None, :]).any(1))
+    captured = (c == opp) & (same & taken[None, :]).any(1)
+    free = ((c == EMPTY) | captured) & (cells != cell)
+    touching = rules._embed(sum(x.astype(jnp.int8) for x in rules._orthogonal(group)) > 0, False)
+    return ((free & touching).sum(dtype=jnp.int32), group.sum(dtype=jnp.int32),
+            captured.sum(dtype=jnp.int32))
+
+
+def _gate(byte: jax.Array, prob: float) -> jax.Array:
+    """True with probability `prob` (resolution 1/256) from a uint8-range value."""
+    return byte < jnp.uint32(int(round(prob * 256)))
+
+
+def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: jax.Array | None = None,
+           cmc: tuple[jax.Array, jax.Array] | None = None) -> tuple[jax.Array, jax.Array]:
+    """One board: (cell to play, rule id in RULES).  0 = pass when nothing is legal.
+
+    legal: bool [M], legal and not an own eye.  words: uint32 [4]: words[0] picks the uniform
+    move (so that with every probability 0 this IS the uniform policy, draw for draw), words[1]
+    picks within the winning rule, words[2:4] hold eight one-byte gates.
+    pool: int32 [2, k] cells (0 = empty slot) per colour (row 0 Black), or None.
+    cmc: (wins, counts) float32 [2, P, P] per colour, or None."""
+    from kernels.playout import select_uniform  # one sampler for every policy
+    m = legal.shape[-1]
+    uniform = select_uniform(legal, words[0])
+    masks = candidate_masks(state, legal)
+    gates = [(words[2 + i // 4] >> (8 * (i % 4))) & 0xFF for i in range(8)]
+    save = masks["save_extend"] | masks["save_capture"]
+    # The rule cascade, first firing rule wins.  Each rule: (id, gate, mask).
+    cascade = []
+    cells = jnp.arange(m, dtype=jnp.int32)
+    if pool is not None and config.pool_prob > 0:
+        row = pool[jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)]  # [k]
+        in_pool = ((cells[:, None] == row[None, :]) & (row[None, :] > 0)).any(1) & legal
+        cascade.append((POOL, _gate(gates[5], config.pool_prob), in_pool))
+    if cmc is not None and config.cmc_prob > 0:
+        cascade.append((CMC, _gate(gates[6], config.cmc_prob), _cmc_best(state, legal, *cmc, config)))
+    cascade += [(SAVE, _gate(gates[0], config.save_prob), save),
+                (NAKADE, _gate(gates[1], config.nakade_prob), masks["nakade"]),
+                (FILL, _gate(gates[2], config.fill_board_prob), masks["fill"]),
+                (PATTERN, _gate(gates[3], config.pattern_prob), masks["pattern"]),
+                (CAPTURE, _gate(gates[4], config.capture_prob), masks["capture"])]
+    rule = jnp.int32(UNIFORM)
+    mask = jnp.zeros(m, bool)
+    for rid, gate, cand in reversed(cascade):  # later rules first so earlier ones overwrite
+        fire = gate & cand.any()
+        rule = jnp.where(fire, rid, rule)
+        mask = jnp.where(fire, cand, mask)
+    pick = select_uniform(mask, words[1])
+    # One exact check of the pick (see the module docstring).
+    libs, stones, taken = liberties_after(state, pick)
+    is_extension = (rule == SAVE) & ~masks["save_capture"][pick]
+    need = jnp.where(is_extension, config.save_min_liberties, 2)
+    ko_capture = (taken == 1) & (stones == 1) & ~is_extension
+    checked = (rule == SAVE) | (rule == PATTERN) | (rule == CAPTURE)
+    ok = ~checked | (libs >= need) | ko_capture
+    rule = jnp.where(ok, rule, UNIFORM)
+    return jnp.where(rule == UNIFORM, uniform, pick).astype(jnp.int32), rule
+
+
+def _cmc_best(state: BoardState, legal: jax.Array, wins: jax.Array, counts: jax.Array, config) -> jax.Array:
+    """bool [M]: the legal cell a maximising the mover's V_c(a, b), b its own previous move
+    (state.prev), among pairs seen at least `cmc_min_count` times; all False if none."""
+    m = legal.shape[-1]
+    w = _width(m)
+    n = w - 2
+    b = state.prev
+    col = jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)
+    bp = (b // w - 1) * n + (b % w - 1)  # b's point index (valid when b > 0)
+    row_w = wins[col, jnp.clip(bp, 0, n * n - 1)]
+    row_n = counts[col, jnp.clip(bp, 0, n * n - 1)]
+    cells = jnp.arange(m, dtype=jnp.int32)
+    pts = jnp.clip((cells // w - 1) * n + (cells % w - 1), 0, n * n - 1)
+    seen = row_n[pts] >= config.cmc_min_count
+    value = jnp.where(legal & seen & (b > 0), row_w[pts] / jnp.maximum(row_n[pts], 1.0), -1.0)
+    best = jnp.argmax(value)
+    return (cells == best) & (value[best] >= 0)

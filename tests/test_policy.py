@@ -1,0 +1,256 @@
+"""The MoGo playout policy (kernels/policy.py): each rule fires where it must and not where it
+must not, the device masks equal the host twin (kernels/policy_host.py) on random positions,
+and with every probability at 0 the policy is the uniform one, draw for draw."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from kernels import policy, policy_host, rules
+from kernels.host import Board
+from kernels.patterns import neighbourhood_index, pattern_table
+from kernels.playout import PlayoutConfig, run_playouts
+from kernels.state import batch_from_host, from_host
+from tests.helpers import board
+
+MOGO = PlayoutConfig(policy="mogo")
+ONLY = dict(save_prob=0.0, pattern_prob=0.0, capture_prob=0.0, nakade_prob=0.0, fill_board_prob=0.0)
+
+
+def only(**probs) -> PlayoutConfig:
+    """The MoGo policy with every rule off except those given."""
+    return dataclasses.replace(MOGO, **{**ONLY, **probs})
+
+
+@functools.partial(jax.jit, static_argnames="config")
+def _choose_many(state, words, config):
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    return jax.vmap(lambda w: policy.choose(state, legal, w, config))(words)
+
+
+def choices(b: Board, last: str | None, config: PlayoutConfig = MOGO, n: int = 64) -> list[tuple[str, str]]:
+    """n draws of the policy on b answering `last`: (vertex or 'pass', rule name)."""
+    g = b.geometry
+    state = from_host(b).replace(last=jnp.int32(g.point_to_cell[g.from_gtp(last)] if last else 0))
+    words = jax.random.bits(jax.random.key(7), (n, 4), jnp.uint32)
+    cells, rule = jax.device_get(_choose_many(state, words, config))
+    out = []
+    for c, r in zip(cells, rule):
+        p = int(g.cell_to_point[c])
+        out.append(("pass" if p < 0 else g.to_gtp(p), policy.RULES[int(r)]))
+    return out
+
+
+def test_save_extends_a_stone_put_in_atari():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . X . . .
+        . . X O X . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """, "W")  # Black's last move E4 put O D4 in atari; extending at D3 gives 3 liberties
+    assert set(choices(b, "E4")) == {("D3", "save")}
+
+
+def test_no_save_for_an_extension_that_only_runs_into_a_ladder():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . X . . .
+        . . X O . . .
+        . . . X X . .
+        . . . . . . .
+    """, "W")  # Black D4 ataris O D3; extending at E3 gives 2 liberties and Black ladders it at E4
+    g = b.geometry
+    host = policy_host.candidate_points(b, g.from_gtp("D4"))
+    assert host["save_extend"] == {g.from_gtp("E3")}  # a candidate, rejected by the liberty check
+    assert policy_host.liberties_after(b, g.from_gtp("E3"))[0] == 2
+    assert "save" not in {r for _, r in choices(b, "D4")}
+    # Counting a 2-liberty escape as a save (MoGo's original rule) makes it fire.
+    assert {r for _, r in choices(b, "D4", dataclasses.replace(MOGO, save_min_liberties=2))} == {"save"}
+
+
+def test_save_captures_the_attacker_or_extends():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . X O . .
+        . . X O X O .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """, "W")  # Black E4 ataris O D4, but X E4 is itself in atari: capture it at E3, or extend at D3
+    g = b.geometry
+    host = policy_host.candidate_points(b, g.from_gtp("E4"))
+    assert host["save_capture"] == {g.from_gtp("E3")} and host["save_extend"] == {g.from_gtp("D3")}
+    assert set(choices(b, "E4")) == {("E3", "save"), ("D3", "save")}
+
+
+def test_capture_rule_skips_a_snapback():
+    b = board("""
+        X . O O . O X
+        X X O . O . X
+        X O X X X O O
+        O . O X O . O
+        O X O . . O .
+        O O . X X O O
+        . O X X . . X
+    """, "B")  # B4 captures O B5, but then X B4 + B3 have one liberty and O B5 takes both back
+    g = b.geometry
+    assert policy_host.candidate_points(b, None)["capture"] == {g.from_gtp("B4")}
+    assert policy_host.liberties_after(b, g.from_gtp("B4")) == (1, 2, 1)
+    assert "capture" not in {r for _, r in choices(b, None, only(capture_prob=1.0))}
+
+
+def test_capture_rule_takes_a_stone_in_atari():
+    b = board("""
+        . . . . .
+        . . . . .
+        . O X O .
+        . . O . .
+        . . . . .
+    """, "W")
+    got = choices(b, None, only(capture_prob=1.0))
+    assert set(got) == {("C4", "capture")}
+
+
+def test_pattern_answers_a_hane():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+        . . . X . . .
+        . . . . . . .
+        . . . . . . .
+    """, "W")  # Black D3 hane under O D4; the patterns answer around D3
+    g = b.geometry
+    want = {g.to_gtp(p) for p in policy_host.candidate_points(b, g.from_gtp("D3"))["pattern"]}
+    assert want, "a hane/cut pattern matches next to the last move"
+    got = choices(b, "D3", only(pattern_prob=1.0))
+    assert {r for _, r in got} == {"pattern"} and {v for v, _ in got} <= want
+
+
+def test_nakade_plays_the_vital_point():
+    b = board("""
+        . . . . . . .
+        X X X X X . .
+        X . . . X . .
+        X X X X X . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """, "W")
+    assert set(choices(b, None, only(nakade_prob=1.0))) == {("C5", "nakade")}
+
+
+def test_fill_board_plays_in_an_empty_block():
+    b = board("""
+        X . . . .
+        . . . . .
+        . . . . .
+        . . . . .
+        . . . . O
+    """)
+    g = b.geometry
+    want = policy_host.candidate_points(b, None)["fill"]
+    assert want == {g.from_gtp(v) for v in ("B2", "B3", "C2", "C3", "C4", "D3", "D4")}
+    got = choices(b, None, only(fill_board_prob=1.0))
+    assert {r for _, r in got} == {"fill"} and {v for v, _ in got} <= {g.to_gtp(p) for p in want}
+
+
+def random_positions(size: int, count: int, seed: int) -> list[Board]:
+    """Positions from random games (uniform over legal non-eye points) of random length."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        b = Board(size)
+        for _ in range(int(rng.integers(0, 2 * size * size))):
+            pts = sorted(policy_host.playable(b))
+            if not pts or rng.random() < 0.02:
+                b.play(None)
+                if b.passes >= 2:
+                    break
+                continue
+            b.play(int(rng.choice(pts)), superko=False)
+        out.append(b)
+    return out
+
+
+@pytest.mark.parametrize("size,count", [(5, 300), (9, 700)])
+def test_device_masks_equal_the_host_twin(size, count):
+    boards = random_positions(size, count, seed=size)
+    states = batch_from_host(boards)
+    legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(states)
+    masks = jax.device_get(jax.jit(jax.vmap(policy.candidate_masks))(states, legal))
+    cells = boards[0].geometry.point_to_cell
+    fired = {k: 0 for k in masks}
+    for i, b in enumerate(boards):
+        host = policy_host.candidate_points(b)
+        for k, m in masks.items():
+            got = set(np.flatnonzero(m[i][cells]).tolist())
+            assert got == host[k], (k, str(b), b.moves[-1:])
+            fired[k] += bool(got)
+    assert all(v > 0 for k, v in fired.items()), fired  # every rule met a position where it fires
+
+
+@pytest.mark.parametrize("size", [7, 19])
+def test_device_liberties_after_equal_the_host(size):
+    boards = random_positions(size, 40, seed=100 + size)
+    f = jax.jit(policy.liberties_after)
+    for b in boards:
+        state = from_host(b)
+        for p in sorted(policy_host.playable(b))[:: max(1, size // 3)]:
+            got = tuple(int(x) for x in f(state, jnp.int32(b.geometry.point_to_cell[p])))
+            assert got == policy_host.liberties_after(b, p), (str(b), b.geometry.to_gtp(p))
+
+
+def test_device_pattern_index_equals_the_host_on_random_positions():
+    boards = random_positions(9, 200, seed=3)
+    g = boards[0].geometry
+    states = batch_from_host(boards)
+    idx = jax.device_get(jax.vmap(policy.pattern_index, in_axes=(0, None))(
+        states.color, jnp.asarray(g.point_to_cell, jnp.int32)))
+    table = pattern_table()
+    hits = 0
+    for i, b in enumerate(boards):
+        for p in range(g.num_points):
+            assert idx[i, p] == neighbourhood_index(b.stones, 9, p)
+            hits += bool(table[idx[i, p]]) and b.stones[p] == 0
+    assert hits > 100
+
+
+@pytest.mark.parametrize("per_board_keys", [False, True])
+def test_every_probability_zero_is_the_uniform_policy(per_board_keys):
+    starts = batch_from_host(random_positions(7, 4, seed=11))
+    key = jax.random.key(5)
+    if per_board_keys:
+        key = jax.random.split(key, 4)
+    a = run_playouts(starts, key, 8, PlayoutConfig(), record_moves=True)
+    b = run_playouts(starts, key, 8, only(), record_moves=True)
+    np.testing.assert_array_equal(np.asarray(a.history), np.asarray(b.history))
+    assert int(b.rule_counts[:, policy.UNIFORM].sum()) == int(b.moves.sum())
+
+
+def test_mogo_playouts_replay_legally_on_the_host():
+    from tests.test_playout import replay
+    starts = random_positions(9, 3, seed=2)
+    cfg = dataclasses.replace(MOGO, nakade_prob=1.0, fill_board_prob=0.5)
+    r = run_playouts(batch_from_host(starts), jax.random.key(1), 4, cfg, record_moves=True)
+    cap = starts[0].geometry.move_cap
+    for i, s in enumerate(starts):
+        for j in range(4):
+            final, _, _, moves = replay(s, np.asarray(r.history[i, j]), cap)
+            assert moves == int(r.moves[i, j])
+            assert final.score() == pytest.approx(float(r.score[i, j]))
+    counts = np.asarray(r.rule_counts).sum(0)
+    assert counts[policy.SAVE] + counts[policy.PATTERN] + counts[policy.CAPTURE] > 0
