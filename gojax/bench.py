@@ -7,6 +7,7 @@ with fresh keys and reports the median.  Timings are wall-clock with the result 
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import statistics
 import sys
@@ -17,6 +18,7 @@ import numpy as np
 
 from kernels.geometry import Geometry
 from kernels.playout import PlayoutConfig, empty_boards, run_playouts
+from kernels.policy import RULES
 
 
 def device_description() -> str:
@@ -46,45 +48,60 @@ def versions() -> dict:
 
 def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int = 1, repeats: int = 5,
                    seed: int = 0, config: PlayoutConfig = PlayoutConfig(), progress: bool = True) -> dict:
-    """Time `batch` simultaneous playouts (batch / K start positions, K playouts each)."""
+    """Time `batch` simultaneous playouts (batch / K start positions, K playouts each).
+
+    A policy other than uniform is timed side by side with uniform playouts of the same shape
+    (alternating batches, the machine's load hits both alike): the report gives the ratio."""
     if batch % playouts_per_position:
         raise ValueError(f"batch {batch} is not a multiple of playouts-per-position {playouts_per_position}")
     g = Geometry(board)
     starts = empty_boards(g, batch // playouts_per_position)
     key = jax.random.key(seed)
+    configs = [config] if config.policy == "uniform" else [config, dataclasses.replace(config, policy="uniform")]
 
-    def run(i):
-        res = run_playouts(starts, jax.random.fold_in(key, i), playouts_per_position, config)
-        return jax.device_get((res.moves, res.cap_hit, res.z))
+    def run(cfg, i):
+        res = run_playouts(starts, jax.random.fold_in(key, i), playouts_per_position, cfg)
+        return jax.device_get((res.moves, res.cap_hit, res.z, res.rule_counts))
 
     t0 = time.perf_counter()
-    run(0)
+    run(config, 0)
     compile_sec = time.perf_counter() - t0  # compile + one run
+    for cfg in configs[1:]:
+        run(cfg, 0)
 
-    times, moves, caps, wins = [], [], 0, []
-    bar = _progress(repeats, f"bench {board}x{board} B={batch}", progress)
+    times = [[] for _ in configs]
+    moves, caps, wins, rules_used = [], 0, [], 0
+    bar = _progress(repeats * len(configs), f"bench {board}x{board} B={batch}", progress)
     for i in range(1, repeats + 1):
-        t0 = time.perf_counter()
-        m, cap, z = run(i)
-        times.append(time.perf_counter() - t0)
-        moves.append(m.mean())
-        caps += int(cap.sum())
-        wins.append(z.mean())
-        bar.update(1)
+        for j, cfg in enumerate(configs):
+            t0 = time.perf_counter()
+            m, cap, z, rc = run(cfg, i)
+            times[j].append(time.perf_counter() - t0)
+            if j == 0:
+                moves.append(m.mean())
+                caps += int(cap.sum())
+                wins.append(z.mean())
+                rules_used = rules_used + rc.sum(0)
+            bar.update(1)
     bar.close()
-    sec = statistics.median(times)
+    sec = statistics.median(times[0])
     mean_moves = float(np.mean(moves))
-    return {
+    out = {
         "board": board, "batch": batch, "playouts_per_position": playouts_per_position,
         "policy": config.policy, "repeats": repeats,
         "playouts_per_sec": batch / sec,
         "moves_per_sec": batch * mean_moves / sec,
-        "sec_per_batch_median": sec, "sec_per_batch_min": min(times), "sec_per_batch_max": max(times),
+        "sec_per_batch_median": sec, "sec_per_batch_min": min(times[0]), "sec_per_batch_max": max(times[0]),
         "mean_moves": mean_moves, "cap_hits": caps, "playouts_timed": batch * repeats,
         "black_win_rate": float(np.mean(wins)),
+        "rule_share": {name: float(n) / max(1, int(np.sum(rules_used))) for name, n in zip(RULES, rules_used)},
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(), **versions(),
     }
+    if len(configs) > 1:
+        uniform = batch / statistics.median(times[1])
+        out.update(uniform_playouts_per_sec=uniform, ratio_to_uniform=out["playouts_per_sec"] / uniform)
+    return out
 
 
 def _progress(total: int, desc: str, enabled: bool):
@@ -94,13 +111,17 @@ def _progress(total: int, desc: str, enabled: bool):
 
 def format_report(r: dict) -> str:
     return "\n".join([
-        f"gojax bench: {r['board']}x{r['board']} uniform playouts from the empty board",
+        f"gojax bench: {r['board']}x{r['board']} {r['policy']} playouts from the empty board",
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
         f"  batch           {r['batch']} boards ({r['batch'] // r['playouts_per_position']} positions"
         f" x {r['playouts_per_position']} playouts), {r['repeats']} timed repeats",
         f"  playouts/s      {r['playouts_per_sec']:,.0f}   (median; batch time {r['sec_per_batch_median'] * 1e3:.1f} ms,"
         f" min {r['sec_per_batch_min'] * 1e3:.1f}, max {r['sec_per_batch_max'] * 1e3:.1f})",
         f"  board-moves/s   {r['moves_per_sec']:,.0f}",
+        *([f"  vs uniform      {r['ratio_to_uniform']:.0%} of uniform playouts/s ({r['uniform_playouts_per_sec']:,.0f},"
+           f" same batch, timed alternately)",
+           "  moves by rule   " + ", ".join(f"{k} {v:.0%}" for k, v in r["rule_share"].items() if v > 0)]
+          if "ratio_to_uniform" in r else []),
         f"  mean moves      {r['mean_moves']:.1f} per playout; cap hits {r['cap_hits']} of {r['playouts_timed']}",
         f"  Black wins      {r['black_win_rate']:.3f} (komi 7.5)",
         f"  compile         {r['compile_sec']:.2f} s (compile + first batch; not in the figures above)",

@@ -1,6 +1,6 @@
 """`gojax`: the command line.  One entry point, one subcommand per job; flags live only here.
 
-    gojax bench [--board 9] [--batch 1024] [--playouts-per-position K] [--repeats R] [--json]
+    gojax bench [--board 9] [--batch 1024] [--playouts-per-position K] [--policy P] [--json]
     gojax bench --search [--simulations 3000] [--leaves L] [--playouts-per-leaf K] [--json]
     gojax gtp [--size 9] [--komi 7.5] [--simulations 3000 | --seconds S] [search options]
     gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
@@ -16,7 +16,7 @@ import sys
 
 
 def _add_bench(sub):
-    p = sub.add_parser("bench", help="playout throughput (uniform playouts from the empty board)")
+    p = sub.add_parser("bench", help="playout throughput (playouts from the empty board; --policy picks them)")
     p.add_argument("--board", type=int, default=9, help="board size (default 9)")
     p.add_argument("--batch", type=int, default=1024, help="boards in flight per device call (default 1024)")
     p.add_argument("--playouts-per-position", type=int, default=1, metavar="K",
@@ -50,6 +50,21 @@ def add_search_options(p) -> None:
     g.add_argument("--prior", choices=PRIORS, default=d.prior, help=f"heuristic prior, eq. 48-52 ({d.prior})")
     g.add_argument("--prior-equiv", type=float, default=d.prior_equiv, help=f"M, equivalent experience ({d.prior_equiv:g})")
     g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
+    add_policy_options(p)
+
+
+def add_policy_options(p) -> None:
+    """The playout-policy flags (SPEC.md "Playouts"; kernels/policy.py)."""
+    from search.params import POLICIES, SearchParams
+    d = SearchParams()
+    g = p.add_argument_group("playout policy")
+    g.add_argument("--policy", choices=POLICIES, default=d.policy,
+                   help=f"uniform, or mogo: seed 000 sec. 3.6's pattern-biased rules ({d.policy})")
+    g.add_argument("--pool-prob", type=float, default=d.pool_prob, metavar="P",
+                   help=f"poolRave p, seed 004 sec. IV.A ({d.pool_prob:g}: off)")
+    g.add_argument("--pool-size", type=int, default=d.pool_size, metavar="K", help=f"poolRave k ({d.pool_size})")
+    g.add_argument("--cmc-prob", type=float, default=d.cmc_prob, metavar="P",
+                   help=f"contextual Monte-Carlo p, seed 004 sec. IV.B ({d.cmc_prob:g}: off)")
 
 
 def search_params(args, **overrides):
@@ -57,6 +72,7 @@ def search_params(args, **overrides):
     fields = dict(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, selection=args.selection,
                   schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
+                  policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:
@@ -82,7 +98,7 @@ def _run_bench(args) -> int:
         return 0
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
-                           PlayoutConfig(amaf_rule=args.amaf_rule), progress=not args.no_progress)
+                           PlayoutConfig(policy=args.policy, amaf_rule=args.amaf_rule), progress=not args.no_progress)
     except ValueError as err:
         raise SystemExit(f"gojax bench: {err}")
     print(format_report(r))
@@ -101,7 +117,6 @@ def _add_gtp(sub):
     p.add_argument("--resign-threshold", type=float, default=0.1,
                    help="resign below this value for us (default 0.1); 0 never resigns")
     p.add_argument("--no-resign", action="store_true", help="never resign")
-    p.add_argument("--policy", choices=["uniform"], default="uniform", help="playout policy")
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
@@ -196,6 +211,8 @@ def _add_scaling(sub):
     p.add_argument("--size", type=int, default=9)
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--gnugo", default="gnugo --mode gtp --level 10 --chinese-rules")
+    p.add_argument("--policy", choices=["uniform", "mogo"], default=None,
+                   help="playout policy of every gojax engine (default: gojax gtp's)")
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
     p.add_argument("--no-progress", action="store_true")
@@ -204,8 +221,9 @@ def _add_scaling(sub):
 
 def _run_scaling(args) -> int:
     from gojax.scaling import run_scaling
+    extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
     rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
-                       args.engine_options, progress=not args.no_progress)
+                       extra, progress=not args.no_progress)
     for r in rows:
         print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} +- {r['stderr']:.3f},"
               f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")
@@ -217,7 +235,8 @@ def _add_evaluate(sub):
     p = sub.add_parser("evaluate", help="win rate, score and ownership of every position of SGF games")
     p.add_argument("files", nargs="+", help="SGF files or folders of them")
     p.add_argument("--playouts", type=int, default=1024, help="playouts per position (default 1024)")
-    p.add_argument("--policy", choices=["uniform"], default="uniform")
+    p.add_argument("--policy", choices=["uniform", "mogo"], default="uniform",
+                   help="playout policy (uniform: the unbiased estimate of the position's value)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--batch", type=int, default=64, help="positions per device call (default 64)")
     p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")

@@ -86,6 +86,7 @@ class Player:
         self.search: Search | None = None
         self.last: SearchResult | None = None
         self.clock.left = {}
+        self.simulator.new_game()
 
     def set_komi(self, komi: float) -> None:
         self.komi = float(komi)
@@ -171,9 +172,10 @@ class Player:
 
     # --- end of game ---------------------------------------------------------------------------
     def ownership(self, playouts: int = 512) -> np.ndarray:
-        """[P] mean final owner (+1 Black) from uniform playouts of the current position."""
+        """[P] mean final owner (+1 Black) from playouts of the current position (the search's
+        policy, without the learned rules)."""
         res = run_playouts(batch_from_host([self.board]), jax.random.key(self.params.seed), playouts,
-                           PlayoutConfig(amaf_rule=self.params.amaf_rule))
+                           PlayoutConfig(policy=self.params.policy, amaf_rule=self.params.amaf_rule))
         return np.asarray(res.ownership[0])
 
     def dead_stones(self, color: int | None = None, ownership: np.ndarray | None = None) -> list[int]:

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kernels.geometry import Geometry
 from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from kernels.state import batch_from_host
@@ -26,27 +27,57 @@ from search.tree import Tree
 
 
 class Simulator:
-    """The device side of a search: K playouts from each of L leaf positions per call."""
+    """The device side of a search: K playouts from each of L leaf positions per call.
+
+    With contextual Monte-Carlo on, it also owns the CMC tables (device arrays [2, P, P]): each
+    call's pair statistics are added to them on the device, for the whole game."""
 
     def __init__(self, params: SearchParams, config: PlayoutConfig | None = None):
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
-        self.config = config or PlayoutConfig(amaf_rule=params.amaf_rule)
+        self.config = config or params.playout_config()
+        self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
         self.devices = jax.device_count()
+        self.cmc = None
+        self._cmc_size = None
 
-    def dispatch(self, boards: list[Board], key: jax.Array) -> PlayoutResult:
+    def dispatch(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None) -> PlayoutResult:
         """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
 
+        pools: int32 [len(boards), 2, pool_size] poolRave cells (0 = empty), when poolRave is on.
         With several local devices the L leaves are split over them (shard_map, one key per
         leaf: the same numbers as on one device); extra rows from padding are ignored."""
-        boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
+        n = len(boards)
+        boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
         states = batch_from_host(boards)
         keys = self._leaf_keys(key, jnp.arange(len(boards)))
+        if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
+            pool = None
+            if self.pool_size:
+                pool = np.zeros((self.leaves, 2, self.pool_size), np.int32)
+                if pools is not None:
+                    pool[:n] = pools
+            cmc = self._cmc_tables(boards[0].size) if self.config.cmc_prob > 0 else None
+            res = run_playouts(states, keys, self.k, self.config, pool=pool, cmc=cmc)
+            if cmc is not None:
+                self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
+            return res
         if self.devices == 1:
             return run_playouts(states, keys, self.k, self.config)
         states, keys = pad_to_multiple(states, keys, self.devices)
         fn, sharding = sharded_playouts(self.devices, self.k, self.config)
         return fn(*jax.device_put((states, keys), sharding))
+
+    def _cmc_tables(self, size: int):
+        if self.cmc is None or self._cmc_size != size:
+            p = size * size
+            self.cmc = (jnp.zeros((2, p, p), jnp.float32), jnp.zeros((2, p, p), jnp.float32))
+            self._cmc_size = size
+        return self.cmc
+
+    def new_game(self) -> None:
+        """Forget the CMC tables (they are learned over one game)."""
+        self.cmc = None
 
     @staticmethod
     @jax.jit
@@ -166,6 +197,34 @@ class Search:
             apply_virtual_loss(tree, leaf, leaf.virtual)
         return leaf
 
+    def _pools(self, leaves: list[Leaf]) -> np.ndarray:
+        """poolRave (seed 004 sec. IV.A): for each leaf, the k actions with the best AMAF value
+        Q~ for each colour, from the deepest node on the leaf's path with `pool_min_visits`
+        simulations (the colour to move there) and its parent (the other colour).  Cells
+        int32 [L, 2, k], 0 for an empty slot; pass never enters a pool."""
+        tree, p = self.tree, self.params
+        k = self.simulator.pool_size
+        cells = Geometry(self.size).point_to_cell
+        out = np.zeros((len(leaves), 2, k), np.int32)
+        for i, leaf in enumerate(leaves):
+            deep = [n for n in leaf.nodes if tree.sims[n] >= p.pool_min_visits]
+            if not deep:
+                continue
+            for node in (deep[-1], int(tree.parent[deep[-1]])):
+                if node < 0:
+                    continue
+                na = tree.na[node, :-1]
+                seen = (na > 0) & tree.legal[node, :-1]
+                if not seen.any():
+                    continue
+                black = tree.to_play[node] == 1
+                q = np.where(seen, tree.wa[node, :-1] / np.maximum(na, 1), np.nan)
+                q = q if black else 1.0 - q
+                q = np.where(seen, q, -np.inf)
+                best = np.argsort(-q, kind="stable")[:min(k, int(seen.sum()))]
+                out[i, int(tree.to_play[node]) - 1, :len(best)] = cells[best]
+        return out
+
     def _backup(self, leaves: list[Leaf], result: PlayoutResult) -> tuple[np.ndarray, int]:
         r = jax.device_get(result)
         k = self.params.playouts_per_leaf
@@ -211,8 +270,9 @@ class Search:
             if not stop:
                 leaves = [self._descend() for _ in range(p.leaves)]
                 self._calls += 1
+                pools = self._pools(leaves) if self.simulator.pool_size else None
                 future = self.simulator.dispatch([leaf.board for leaf in leaves],
-                                                 jax.random.fold_in(self._key, self._calls))
+                                                 jax.random.fold_in(self._key, self._calls), pools)
             host += time.perf_counter() - t0
             if pending is not None:
                 t0 = time.perf_counter()

@@ -10,6 +10,7 @@ SCHEDULES = ("hand", "mse")
 PRIORS = ("none", "even", "grandfather", "mogo")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
+POLICIES = ("uniform", "mogo")
 PASS_IN_TREE = ("always", "endgame")
 
 
@@ -29,6 +30,12 @@ class SearchParams:
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
     amaf_rule: str = "first"  # "first": skip a point played earlier after s_t by either colour
     #                           (Fuego); "same_colour": only by the same colour (Algorithm 2)
+    # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
+    policy: str = "mogo"  # "uniform", or "mogo": seed 000 sec. 3.6's pattern-biased rules
+    pool_prob: float = 0.0  # poolRave p (seed 004 sec. IV.A; their start values p = 1/2, k = 10)
+    pool_size: int = 10  # poolRave k: the k best moves by AMAF value Q~ at the leaf's node
+    pool_min_visits: int = 100  # the pool comes from the deepest node on the path with this many simulations
+    cmc_prob: float = 0.0  # contextual Monte-Carlo p (seed 004 sec. IV.B); tables live for the whole game
     # --- batching -------------------------------------------------------------------------------
     leaves: int = 16  # L: leaves per device call, kept apart by virtual loss
     playouts_per_leaf: int = 16  # K: playouts from each leaf (a simulation is one playout)
@@ -50,11 +57,19 @@ class SearchParams:
     def __post_init__(self):
         for name, allowed in (("selection", SELECTIONS), ("schedule", SCHEDULES), ("prior", PRIORS),
                               ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES),
-                              ("pass_in_tree", PASS_IN_TREE)):
+                              ("pass_in_tree", PASS_IN_TREE), ("policy", POLICIES)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if not (0 <= self.pool_prob <= 1 and 0 <= self.cmc_prob <= 1 and self.pool_size >= 1):
+            raise ValueError("pool_prob and cmc_prob must be in [0, 1] and pool_size >= 1")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
             raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
+
+    def playout_config(self):
+        """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""
+        from kernels.playout import PlayoutConfig
+        return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, pool_prob=self.pool_prob,
+                             cmc_prob=self.cmc_prob)
 
     @property
     def batch(self) -> int:

@@ -254,3 +254,79 @@ def test_mogo_playouts_replay_legally_on_the_host():
             assert final.score() == pytest.approx(float(r.score[i, j]))
     counts = np.asarray(r.rule_counts).sum(0)
     assert counts[policy.SAVE] + counts[policy.PATTERN] + counts[policy.CAPTURE] > 0
+
+
+def test_pool_rave_plays_from_the_pool_when_legal():
+    b = board("""
+        . . . . .
+        . . . . .
+        . . X . .
+        . . . . .
+        . . . . .
+    """, "W")
+    g = b.geometry
+    state = from_host(b)
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    cells = [g.point_to_cell[g.from_gtp(v)] for v in ("C3", "B2", "D4")]  # C3 is occupied: never played
+    pool = jnp.array([[0, 0, 0], cells], jnp.int32)  # row 1: White's pool
+    cfg = dataclasses.replace(only(), pool_prob=1.0)
+    words = jax.random.bits(jax.random.key(3), (64, 4), jnp.uint32)
+    got = jax.vmap(lambda w: policy.choose(state, legal, w, cfg, pool=pool))(words)
+    played = {g.to_gtp(int(g.cell_to_point[c])) for c in np.asarray(got[0])}
+    assert played == {"B2", "D4"} and set(np.asarray(got[1]).tolist()) == {policy.POOL}
+
+
+def test_cmc_replies_with_the_best_learned_answer_to_the_own_previous_move():
+    b = board("""
+        . . . . .
+        . . . . .
+        . . . . .
+        . . . . .
+        . . . . .
+    """)
+    g = b.geometry
+    p = g.num_points
+    prev, best, other = (g.from_gtp(v) for v in ("C3", "D4", "B2"))
+    state = from_host(b).replace(prev=jnp.int32(g.point_to_cell[prev]))
+    counts = np.zeros((2, p, p), np.float32)
+    wins = np.zeros((2, p, p), np.float32)
+    counts[0, prev, best] = counts[0, prev, other] = 20.0
+    wins[0, prev, best], wins[0, prev, other] = 15.0, 5.0  # V_black(D4 | C3) = 0.75 > V(B2 | C3) = 0.25
+    wins[1, prev, other] = counts[1, prev, other] = 50.0  # White's table must not be read for Black
+    legal = rules.legal_mask(state.replace(color=state.color.at[g.point_to_cell[prev]].set(1)), exclude_eyes=True)
+    cfg = dataclasses.replace(only(), cmc_prob=1.0)
+    cell, rule = policy.choose(state, legal, jnp.array([1, 2, 3, 4], jnp.uint32), cfg,
+                               cmc=(jnp.asarray(wins), jnp.asarray(counts)))
+    assert g.to_gtp(int(g.cell_to_point[int(cell)])) == "D4" and int(rule) == policy.CMC
+    # Pairs seen fewer than cmc_min_count times are not trusted: the policy decides instead.
+    counts[0] *= 0.1
+    cell, rule = policy.choose(state, legal, jnp.array([1, 2, 3, 4], jnp.uint32), cfg,
+                               cmc=(jnp.asarray(wins), jnp.asarray(counts)))
+    assert int(rule) != policy.CMC
+
+
+def test_cmc_pair_statistics_count_each_colours_played_pairs():
+    starts = batch_from_host([Board(5)])
+    p = 25
+    zero = jnp.zeros((2, p, p), jnp.float32)
+    r = run_playouts(starts, jax.random.key(2), 6, PlayoutConfig(cmc_prob=0.5), record_moves=True, cmc=(zero, zero))
+    want = np.zeros((2, p, p))
+    won = np.zeros((2, p, p))
+    for j in range(6):
+        firsts = {}
+        b = Board(5)
+        for q in np.asarray(r.history[0, j]):
+            if q == -2:
+                break
+            if q >= 0:
+                firsts.setdefault(int(q), b.to_play)
+            b.play(None if q < 0 else int(q), superko=False)
+        z = float(r.z[0, j])
+        for c in (1, 2):
+            pts = [q for q, who in firsts.items() if who == c]
+            for a1 in pts:
+                for a2 in pts:
+                    want[c - 1, a1, a2] += 1
+                    won[c - 1, a1, a2] += z if c == 1 else 1 - z
+    np.testing.assert_allclose(np.asarray(r.cmc_count), want)
+    np.testing.assert_allclose(np.asarray(r.cmc_wins), won)

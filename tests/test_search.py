@@ -18,7 +18,7 @@ from tests.helpers import board
 class RecordingSimulator(Simulator):
     """The real device playouts, with every move recorded (for the reference backup)."""
 
-    def dispatch(self, boards, key):
+    def dispatch(self, boards, key, pools=None):
         boards = boards + [boards[0]] * (self.leaves - len(boards))
         return run_playouts(batch_from_host(boards), key, self.k, self.config, record_moves=True)
 
@@ -135,6 +135,28 @@ def test_same_seed_same_search():
     a = Search(Board(7), params).run(simulations=512, stop_early=False)
     b = Search(Board(7), params).run(simulations=512, stop_early=False)
     assert a.move == b.move and [m.visits for m in a.moves] == [m.visits for m in b.moves]
+
+
+def test_pool_rave_pools_are_the_best_amaf_moves_and_cmc_tables_fill():
+    params = SearchParams(leaves=4, playouts_per_leaf=8, pool_prob=0.5, pool_size=5, pool_min_visits=64,
+                          cmc_prob=0.5, seed=4)
+    search = Search(Board(7), params)
+    search.run(simulations=512, stop_early=False)
+    tree = search.tree
+    leaf = search._descend()
+    pools = search._pools([leaf])[0]  # [2, k] cells
+    deep = [n for n in leaf.nodes if tree.sims[n] >= 64][-1]
+    g = Board(7).geometry
+    mover = int(tree.to_play[deep])
+    got = [int(g.cell_to_point[c]) for c in pools[mover - 1] if c]
+    assert len(got) == 5 and all(tree.legal[deep, a] for a in got)
+    q = tree.wa[deep, :-1] / np.maximum(tree.na[deep, :-1], 1)
+    q = q if mover == 1 else 1 - q
+    seen = (tree.na[deep, :-1] > 0) & tree.legal[deep, :-1]
+    assert min(q[got]) >= max(q[seen & ~np.isin(np.arange(49), got)])  # the top 5 by Q~ for the mover
+    wins, counts = (np.asarray(x) for x in search.simulator.cmc)
+    assert counts.sum() > 0 and (wins <= counts + 1e-3).all()
+    np.testing.assert_array_equal(counts, counts.transpose(0, 2, 1))
 
 
 # --- tactics: positions the default search must solve within the stated budget ----------------
