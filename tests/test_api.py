@@ -20,3 +20,28 @@ def test_readme_example():
     assert np.asarray(res.amaf_count).shape == (1, 2, 81)
     result = gojax.Search(board, gojax.SearchParams(leaves=4, playouts_per_leaf=8)).run(simulations=64)
     assert result.simulations >= 64 and result.moves
+
+
+def test_bench_cli_times_mogo_beside_uniform(capsys):
+    import json
+    from gojax.cli import main
+    assert main(["bench", "--board", "5", "--batch", "32", "--playouts-per-position", "16", "--repeats", "1",
+                 "--policy", "mogo", "--json", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    r = json.loads(out.strip().splitlines()[-1])
+    assert r["policy"] == "mogo" and r["ratio_to_uniform"] > 0 and "vs uniform" in out
+    assert abs(sum(r["rule_share"].values()) - 1) < 1e-6 and r["rule_share"]["pattern"] > 0
+
+
+def test_policy_flags_reach_the_search_parameters():
+    import pytest
+    from gojax.cli import build_parser, search_params
+    args = build_parser().parse_args(["gtp", "--policy", "uniform", "--pool-prob", "0.5", "--pool-size", "20",
+                                      "--cmc-prob", "0.25"])
+    p = search_params(args)
+    cfg = p.playout_config()
+    assert (cfg.policy, cfg.pool_prob, cfg.cmc_prob, p.pool_size) == ("uniform", 0.5, 0.25, 20)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["gtp", "--policy", "pachi"])
+    with pytest.raises(SystemExit):
+        search_params(build_parser().parse_args(["gtp", "--pool-prob", "1.5"]))
