@@ -200,11 +200,13 @@ def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: 
         cascade.append((POOL, _gate(gates[5], config.pool_prob), in_pool))
     if cmc is not None and config.cmc_prob > 0:
         cascade.append((CMC, _gate(gates[6], config.cmc_prob), _cmc_best(state, legal, *cmc, config)))
-    cascade += [(SAVE, _gate(gates[0], config.save_prob), save),
-                (NAKADE, _gate(gates[1], config.nakade_prob), masks["nakade"]),
-                (FILL, _gate(gates[2], config.fill_board_prob), masks["fill"]),
-                (PATTERN, _gate(gates[3], config.pattern_prob), masks["pattern"]),
-                (CAPTURE, _gate(gates[4], config.capture_prob), masks["capture"])]
+    if config.policy == "mogo":  # a rule whose probability is 0 is left out (XLA drops its mask)
+        cascade += [(rid, _gate(gates[i], prob), mask) for i, (rid, prob, mask) in enumerate((
+            (SAVE, config.save_prob, save),
+            (NAKADE, config.nakade_prob, masks["nakade"]),
+            (FILL, config.fill_board_prob, masks["fill"]),
+            (PATTERN, config.pattern_prob, masks["pattern"]),
+            (CAPTURE, config.capture_prob, masks["capture"]))) if prob > 0]
     rule = jnp.int32(UNIFORM)
     mask = jnp.zeros(m, bool)
     for rid, gate, cand in reversed(cascade):  # later rules first so earlier ones overwrite

@@ -330,3 +330,14 @@ def test_cmc_pair_statistics_count_each_colours_played_pairs():
                     won[c - 1, a1, a2] += z if c == 1 else 1 - z
     np.testing.assert_allclose(np.asarray(r.cmc_count), want)
     np.testing.assert_allclose(np.asarray(r.cmc_wins), won)
+
+
+def test_uniform_policy_with_an_empty_pool_is_still_uniform():
+    """poolRave on top of uniform playouts adds only the pool rule, never the MoGo rules."""
+    starts = batch_from_host(random_positions(7, 4, seed=12))
+    key = jax.random.key(6)
+    a = run_playouts(starts, key, 8, PlayoutConfig(), record_moves=True)
+    empty = jnp.zeros((4, 2, 5), jnp.int32)
+    b = run_playouts(starts, key, 8, PlayoutConfig(pool_prob=1.0), record_moves=True, pool=empty)
+    np.testing.assert_array_equal(np.asarray(a.history), np.asarray(b.history))
+    assert int(b.rule_counts[:, policy.UNIFORM].sum()) == int(b.moves.sum())
