@@ -60,6 +60,10 @@ def add_policy_options(p) -> None:
     g = p.add_argument_group("playout policy")
     g.add_argument("--policy", choices=POLICIES, default=d.policy,
                    help=f"uniform, or mogo: seed 000 sec. 3.6's pattern-biased rules ({d.policy})")
+    g.add_argument("--nakade-prob", type=float, default=d.nakade_prob, metavar="P",
+                   help=f"MoGo rule: vital point of a 3-point eye space ({d.nakade_prob:g}: off)")
+    g.add_argument("--fill-board-prob", type=float, default=d.fill_board_prob, metavar="P",
+                   help=f"MoGo rule: a point whose 3x3 block is empty ({d.fill_board_prob:g}: off)")
     g.add_argument("--pool-prob", type=float, default=d.pool_prob, metavar="P",
                    help=f"poolRave p, seed 004 sec. IV.A ({d.pool_prob:g}: off)")
     g.add_argument("--pool-size", type=int, default=d.pool_size, metavar="K", help=f"poolRave k ({d.pool_size})")
@@ -73,6 +77,7 @@ def search_params(args, **overrides):
                   schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
+                  nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
                   amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:
@@ -98,7 +103,8 @@ def _run_bench(args) -> int:
         return 0
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
-                           PlayoutConfig(policy=args.policy, amaf_rule=args.amaf_rule), progress=not args.no_progress)
+                           PlayoutConfig(policy=args.policy, amaf_rule=args.amaf_rule, nakade_prob=args.nakade_prob,
+                                         fill_board_prob=args.fill_board_prob), progress=not args.no_progress)
     except ValueError as err:
         raise SystemExit(f"gojax bench: {err}")
     print(format_report(r))
