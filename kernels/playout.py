@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from kernels import policy, rules
+from kernels.policy import select_uniform
 from kernels.geometry import BLACK, WHITE, Geometry
 from kernels.state import BoardState, geometry_of
 
@@ -86,27 +87,6 @@ class PlayoutResult:
     #                                      points (first plays, as AMAF), summed over the batch;
     #                                      only when CMC tables were passed in
     cmc_wins: chex.Array | None = None  # float32 [2, P, P] their sum of outcomes for colour c
-
-
-def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
-    """One board: the cell of a uniformly chosen True in `legal` (bool [M]), 0 if none.
-
-    One random uint32 per move.  Two levels (count per row, then within the row) keep the
-    prefix sums short: N + W elements instead of M."""
-    m = legal.shape[-1]
-    w = int(round(m ** 0.5))
-    n_rows = w - 2
-    rows = legal[w: m - w].reshape(n_rows, w)
-    per_row = rows.sum(1, dtype=jnp.int32)
-    total = per_row.sum()
-    u = (word >> 8).astype(jnp.float32) * jnp.float32(2.0 ** -24)
-    r = jnp.minimum((u * total.astype(jnp.float32)).astype(jnp.int32), total - 1)
-    cum = jnp.cumsum(per_row)
-    i = (cum <= r).sum(dtype=jnp.int32)
-    i = jnp.minimum(i, n_rows - 1)
-    rank_in_row = r - (cum[i] - per_row[i])
-    j = (jnp.cumsum(rows[i].astype(jnp.int32)) <= rank_in_row).sum(dtype=jnp.int32)
-    return jnp.where(total > 0, w + i * w + j, 0).astype(jnp.int32)
 
 
 def _mark(amaf: jax.Array, cell: jax.Array, mover: jax.Array, amaf_rule: str) -> jax.Array:

@@ -61,6 +61,27 @@ def pattern_index(color: jax.Array, cells: jax.Array) -> jax.Array:
     return (nb << (2 * jnp.arange(8, dtype=jnp.int32))).sum(-1)
 
 
+def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
+    """One board: the cell of a uniformly chosen True in `legal` (bool [M]), 0 if none.
+
+    One random uint32 per move.  Two levels (count per row, then within the row) keep the
+    prefix sums short: N + W elements instead of M."""
+    m = legal.shape[-1]
+    w = int(round(m ** 0.5))
+    n_rows = w - 2
+    rows = legal[w: m - w].reshape(n_rows, w)
+    per_row = rows.sum(1, dtype=jnp.int32)
+    total = per_row.sum()
+    u = (word >> 8).astype(jnp.float32) * jnp.float32(2.0 ** -24)
+    r = jnp.minimum((u * total.astype(jnp.float32)).astype(jnp.int32), total - 1)
+    cum = jnp.cumsum(per_row)
+    i = (cum <= r).sum(dtype=jnp.int32)
+    i = jnp.minimum(i, n_rows - 1)
+    rank_in_row = r - (cum[i] - per_row[i])
+    j = (jnp.cumsum(rows[i].astype(jnp.int32)) <= rank_in_row).sum(dtype=jnp.int32)
+    return jnp.where(total > 0, w + i * w + j, 0).astype(jnp.int32)
+
+
 def _atari_here(state: BoardState):
     """For every interior cell (see rules._interior) and direction i: does the chain of the
     neighbour in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with
@@ -185,7 +206,6 @@ def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: 
     picks within the winning rule, words[2:4] hold eight one-byte gates.
     pool: int32 [2, k] cells (0 = empty slot) per colour (row 0 Black), or None.
     cmc: (wins, counts) float32 [2, P, P] per colour, or None."""
-    from kernels.playout import select_uniform  # one sampler for every policy
     m = legal.shape[-1]
     uniform = select_uniform(legal, words[0])
     masks = candidate_masks(state, legal)
