@@ -114,7 +114,7 @@ class Board:
         point of each stone's chain, -1 for empty points and for index P; libs int32 [P + 1]:
         the number of distinct liberties of the chain rooted at each point (0 elsewhere, and at
         index P, which root -1 reaches).  Chains come from min-label propagation over the
-        neighbour table (as many rounds as the longest chain is wide); `chains` is the
+        neighbour table with pointer jumping; `chains` is the
         flood-fill version the tests compare it with."""
         key = self.stones.tobytes()
         cached = getattr(self, "_arrays_cache", None)
@@ -125,18 +125,26 @@ class Board:
         stones = np.append(self.stones, 3).astype(np.int8)
         occupied = self.stones > 0
         same = (stones[nb] == self.stones[:, None]) & occupied[:, None]
-        root = np.where(occupied, np.arange(n), n)
-        while True:
-            padded = np.append(root, n)
-            new = np.minimum(root, np.where(same, padded[nb], n).min(1))
-            if np.array_equal(new, root):
+        # root has P + 1 entries (index P, off the board, stays P) so no round pads anything.
+        root = np.append(np.where(occupied, np.arange(n), n), n)
+        nb_same = np.where(same, nb, n)  # [P, 4]: a same-colour neighbour, or P
+        while True:  # min-label propagation plus pointer jumping: O(log width) rounds
+            new = np.minimum(root[:-1], root[nb_same].min(1))
+            new = np.minimum(new, root[new])
+            if np.array_equal(new, root[:-1]):
                 break
-            root = new
-        root = np.where(occupied, root, -1).astype(np.int32)
-        s_idx, d_idx = np.nonzero(occupied[:, None] & (stones[nb] == EMPTY))
-        pairs = np.unique(root[s_idx].astype(np.int64) * n + nb[s_idx, d_idx])
-        libs = np.bincount(pairs // n, minlength=n + 1).astype(np.int32)
-        self._liberty_pairs = (key, pairs)
+            root[:-1] = new
+        root = np.where(occupied, root[:-1], -1).astype(np.int32)
+        # Liberties: each empty point counts once for each distinct chain among its neighbours
+        # (a chain touching it twice counts once): [P, 4] comparisons, no sort.
+        nroot = np.append(root, -1)[nb]  # [P, 4]; -1 off the board and for empty neighbours
+        first = nroot >= 0
+        for i in range(1, 4):
+            first[:, i] &= ~(nroot[:, :i] == nroot[:, i:i + 1]).any(1)
+        first &= (self.stones == EMPTY)[:, None]
+        lib_root, lib_point = nroot[first], np.broadcast_to(np.arange(n)[:, None], nb.shape)[first]
+        libs = np.bincount(lib_root, minlength=n + 1).astype(np.int32)
+        self._liberty_pairs = (key, lib_root.astype(np.int64) * n + lib_point)
         arrays = (stones, np.append(root, -1).astype(np.int32), libs)
         self._arrays_cache = (key, arrays)
         return arrays
@@ -234,8 +242,8 @@ class Board:
             for r in {int(root[q]) for q, c in zip(nb[p], capture_nb[p]) if c}:
                 for q in np.flatnonzero(root[:-1] == r):
                     after[k] ^= z[opponent(color), q]
-        seen = np.fromiter(self.seen, np.uint64, len(self.seen))
-        return points[~np.isin(after, seen)].tolist()
+        seen = self.seen  # a Python set: faster than np.isin for a few dozen points
+        return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
 
     def eye_mask(self, color: int) -> np.ndarray:
         """bool [P]: is_eye for every point at once."""
@@ -271,8 +279,11 @@ class Board:
             self.moves.append((color, None))
             self.to_play = opponent(color)
             return []
-        self.check(p, color, superko)
-        stones, captured, h = self._try(p, color)
+        if color == self.to_play and p == self.ko:
+            raise IllegalMove("ko", f"{self.geometry.to_gtp(p)} retakes a ko")
+        stones, captured, h = self._try(p, color)  # raises on occupied and suicide
+        if superko and int(h) in self.seen:
+            raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
         # Simple ko: a lone stone that captured exactly one stone and has that point as its
         # only liberty may be retaken at once; forbid that single retake.
         self.ko = None

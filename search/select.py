@@ -12,19 +12,23 @@ from search.tree import Tree
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    """num / den, 0 where den is 0 (num is 0 there too: counts and win sums grow together)."""
+    return num / np.maximum(den, 1e-30)
 
 
 def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
-    """[A] the value the tree policy maximises at `node`; -inf for illegal actions."""
+    """[A] the value the tree policy maximises at `node`; -inf for illegal actions.
+
+    Called once per tree level per simulation round on arrays of P + 1 floats, so it is
+    written as few whole-array numpy operations (their fixed cost dominates at this size)."""
     n, w = tree.n[node], tree.w[node]
     white = tree.to_play[node] == 2
     q = _ratio(w, n)
     if white:
         q = 1.0 - q
     big_n = max(float(tree.node_n[node]), 1.0)
-    explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
     if params.selection == "uct":  # eq. 7
+        explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
         value = np.where(n > 0, q + params.uct_c * explore, params.fpu)
     else:
         na = tree.na[node]
@@ -32,14 +36,17 @@ def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
         if white:
             qa = 1.0 - qa
         if params.schedule == "hand":  # eq. 19
-            beta = np.full_like(n, np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k)))
+            beta = np.float32(np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k)))
         else:  # eq. 47
-            b2 = params.rave_bias ** 2
-            beta = _ratio(na, n + na + 4.0 * n * na * b2)
-        mixed = (1.0 - beta) * q + beta * qa  # eq. 12
-        value = np.where(n > 0, np.where(na > 0, mixed, q), np.where(na > 0, qa, params.fpu))
+            beta = _ratio(na, n + na + (4.0 * params.rave_bias ** 2) * n * na)
+        # eq. 12; with no MC data beta is 1 (eq. 47) and with no AMAF data Q~ = 0 must not
+        # count, so both edge cases are set apart below.
+        value = q + beta * (qa - q)
+        has_n, has_na = n > 0, na > 0
+        value = np.where(has_n, np.where(has_na, value, q), np.where(has_na, qa, params.fpu))
         if params.rave_c:  # eq. 18
-            value = value + np.where(n > 0, params.rave_c * explore, 0.0)
+            explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
+            value = value + np.where(has_n, params.rave_c * explore, 0.0)
     return np.where(tree.legal[node], value, -np.inf)
 
 
