@@ -221,6 +221,7 @@ def _add_scaling(sub):
                    help="playout policy of every gojax engine (default: gojax gtp's)")
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
+    p.add_argument("--jobs", type=int, default=1, help="games played at the same time in each match (default 1)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 
@@ -229,7 +230,7 @@ def _run_scaling(args) -> int:
     from gojax.scaling import run_scaling
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
     rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
-                       extra, progress=not args.no_progress)
+                       extra, progress=not args.no_progress, jobs=args.jobs)
     for r in rows:
         print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} +- {r['stderr']:.3f},"
               f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")

@@ -27,7 +27,7 @@ def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
 
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
                 gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
-                move_timeout: float = 300.0, progress: bool = True) -> list[dict]:
+                move_timeout: float = 300.0, progress: bool = True, jobs: int = 1) -> list[dict]:
     rows = []
     for n in ns:
         if study == "selfplay":
@@ -42,7 +42,7 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
                           out=os.path.join(out, folder), gnugo=gnugo.split(" --level")[0] + " --chinese-rules"
                           if "--level" in gnugo else gnugo, move_timeout=move_timeout,
                           name_a=name_a, name_b=name_b)
-        s = run_match(cfg, progress=progress)
+        s = run_match(cfg, progress=progress, jobs=jobs)
         lo, hi = s["elo_95"]
         rows.append({"study": study, "n": n, "games": s["games"], "wins": s["wins"][name_a],
                      "win_rate": s["win_rate"], "stderr": s["stderr"], "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
