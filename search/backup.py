@@ -46,51 +46,45 @@ def _tree_credits(actions: list[int], t: int, rule: str, pass_action: int) -> tu
 
 def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0) -> None:
     """Count `amount` lost simulations for the mover on every tree edge of the path."""
-    if not leaf.actions:
-        return
-    s = np.asarray(leaf.nodes[:len(leaf.actions)])  # a path visits each node once
-    a = np.asarray(leaf.actions)
-    tree.n[s, a] += sign * amount
-    tree.node_n[s] += sign * amount
-    tree.w[s, a] += np.where(tree.to_play[s] == 1, 0.0, sign * amount)  # a loss for White is a Black win
+    for s, a in zip(leaf.nodes, leaf.actions):
+        loss_for_black = tree.to_play[s] == 1
+        tree.n[s, a] += sign * amount
+        tree.node_n[s] += sign * amount
+        if not loss_for_black:
+            tree.w[s, a] += sign * amount
 
 
 def backup_leaf(tree: Tree, leaf: Leaf, k: int, wins: float, first_moves: np.ndarray, z: np.ndarray,
                 amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> None:
     """Back up K playouts of one leaf.  first_moves [K] (point, -1 pass, -2 none), z [K],
-    amaf_count / amaf_wins [2, P] (row 0 Black, 1 White) as the device reduced them.
-
-    Whole-path array updates (the nodes of one path are distinct); only the tree moves' own
-    AMAF credits, a few per node, are a Python loop."""
+    amaf_count / amaf_wins [2, P] (row 0 Black, 1 White) as the device reduced them."""
     if leaf.virtual:
         apply_virtual_loss(tree, leaf, leaf.virtual, sign=-1.0)
     p = tree.pass_action
-    nodes = np.asarray(leaf.nodes)
-    tree.node_n[nodes] += k
-    tree.sims[nodes] += k
-    tree.wins[nodes] += wins
-    edges = min(len(leaf.actions), len(nodes))
-    if edges:
-        tree.n[nodes[:edges], leaf.actions[:edges]] += k
-        tree.w[nodes[:edges], leaf.actions[:edges]] += wins
-    if len(nodes) > len(leaf.actions):  # the new node: its edge is each playout's own first move (Algorithm 2's a_T)
-        s = nodes[-1]
-        acts = np.where(first_moves < 0, p, first_moves).astype(np.int64)
-        ok = tree.legal[s, acts] & (first_moves != -2)
-        np.add.at(tree.n[s], acts[ok], 1.0)
-        np.add.at(tree.w[s], acts[ok], z[ok])
-    mask = tree.legal[nodes, :p]  # [T, P] (a copy: fancy indexing)
     for t, s in enumerate(leaf.nodes):
+        tree.node_n[s] += k
+        tree.sims[s] += k
+        tree.wins[s] += wins
+        if t < len(leaf.actions):
+            a = leaf.actions[t]
+            tree.n[s, a] += k
+            tree.w[s, a] += wins
+        else:  # the new node: its edge is each playout's own first move (Algorithm 2's a_T)
+            acts = np.where(first_moves < 0, p, first_moves).astype(np.int64)
+            ok = tree.legal[s, acts] & (first_moves != -2)
+            np.add.at(tree.n[s], acts[ok], 1.0)
+            np.add.at(tree.w[s], acts[ok], z[ok])
         credited, excluded = _tree_credits(leaf.actions, t, rule, p)
         for a in credited:
             if tree.legal[s, a]:
                 tree.na[s, a] += k
                 tree.wa[s, a] += wins
+        row = 0 if tree.to_play[s] == 1 else 1
+        mask = tree.legal[s, :p].copy()
         if excluded:
-            mask[t, list(excluded)] = False
-    rows = (tree.to_play[nodes] != 1).astype(np.int64)  # 0 Black, 1 White
-    tree.na[nodes, :p] += np.where(mask, amaf_count[rows], 0)
-    tree.wa[nodes, :p] += np.where(mask, amaf_wins[rows], 0.0)
+            mask[list(excluded)] = False
+        tree.na[s, :p] += np.where(mask, amaf_count[row], 0)
+        tree.wa[s, :p] += np.where(mask, amaf_wins[row], 0.0)
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:
