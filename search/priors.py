@@ -76,9 +76,10 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
             bad[k] = True
     last = board.moves[-1][1] if board.moves else None
     if last is not None:
-        near = set(g.neighbors[last]) | set(g.diagonals[last])
-        for k in np.flatnonzero(~good & ~bad):
-            if int(pts[k]) in near and matches(board.stones, board.size, int(pts[k])):
+        near = np.zeros(g.num_points, bool)
+        near[list(g.neighbors[last]) + list(g.diagonals[last])] = True
+        for k in np.flatnonzero(~good & ~bad & near[pts]):  # at most 8 pattern look-ups
+            if matches(board.stones, board.size, int(pts[k])):
                 good[k] = True
     out[good] = GOOD
     out[bad & ~good] = BAD
