@@ -3,8 +3,8 @@
 Shapes (one board; batched functions add a leading B):
   M = (N + 2)^2 cells of the padded layout (kernels/geometry.py), P = N^2 points.
 
-Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 20 bytes of scalars; 9x9: 121 + 242 + 242 + 20
-= 625 bytes, 19x19: 2,225 bytes.  A playout adds an int8 [M] AMAF record and a move counter.
+Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 18 bytes of scalars; 9x9: 121 + 242 + 242 + 18
+= 623 bytes, 19x19: 2,223 bytes.  A playout adds an int8 [M] AMAF record and a move counter.
 """
 
 from __future__ import annotations
