@@ -64,6 +64,8 @@ def add_policy_options(p) -> None:
                    help=f"MoGo rule: vital point of a 3-point eye space ({d.nakade_prob:g}: off)")
     g.add_argument("--fill-board-prob", type=float, default=d.fill_board_prob, metavar="P",
                    help=f"MoGo rule: a point whose 3x3 block is empty ({d.fill_board_prob:g}: off)")
+    g.add_argument("--self-atari-prob", type=float, default=d.self_atari_prob, metavar="P",
+                   help=f"MoGo policy: redraw a uniform move that self-ataris 2+ stones ({d.self_atari_prob:g})")
     g.add_argument("--pool-prob", type=float, default=d.pool_prob, metavar="P",
                    help=f"poolRave p, seed 004 sec. IV.A ({d.pool_prob:g}: off)")
     g.add_argument("--pool-size", type=int, default=d.pool_size, metavar="K", help=f"poolRave k ({d.pool_size})")
@@ -78,7 +80,7 @@ def search_params(args, **overrides):
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
-                  amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
+                  self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:
         return SearchParams(**fields)
@@ -104,7 +106,8 @@ def _run_bench(args) -> int:
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
                            PlayoutConfig(policy=args.policy, amaf_rule=args.amaf_rule, nakade_prob=args.nakade_prob,
-                                         fill_board_prob=args.fill_board_prob), progress=not args.no_progress)
+                                         fill_board_prob=args.fill_board_prob, self_atari_prob=args.self_atari_prob),
+                           progress=not args.no_progress)
     except ValueError as err:
         raise SystemExit(f"gojax bench: {err}")
     print(format_report(r))

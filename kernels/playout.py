@@ -47,6 +47,10 @@ class PlayoutConfig:
     fill_board_prob: float = 0.0  # a point whose 3x3 block is empty (MoGo's "fill board")
     pattern_prob: float = 1.0  # rule 2: a 3x3 hane/cut pattern around the last move
     capture_prob: float = 1.0  # rule 3: capture an opponent chain in atari anywhere
+    # rule 4's uniform move: with this probability a move that puts two or more of the mover's
+    # stones in atari (and captures nothing that frees them) is struck out and the uniform draw
+    # made once more (Fuego and Pachi reject such self-ataris in their playouts)
+    self_atari_prob: float = 0.0
     # --- learned rules, before the policy (seed 004 sec. IV); any policy ------------------------
     pool_prob: float = 0.0  # poolRave p: play a legal move of the leaf's AMAF top-k pool
     cmc_prob: float = 0.0  # CMC p: the reply maximising V_c(a, b) to the mover's previous move b
@@ -58,7 +62,7 @@ class PlayoutConfig:
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
         for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
-                     "pool_prob", "cmc_prob"):
+                     "self_atari_prob", "pool_prob", "cmc_prob"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 

@@ -10,7 +10,8 @@ with the first rule that fires, each rule gated by its own probability (PlayoutC
   fill     "fill board": play where the whole 3x3 block is empty
   pattern  one of the 8 points around `a` matches a 3x3 hane / cut pattern (kernels/patterns.py)
   capture  capture any opponent chain in atari
-  uniform  uniform over legal points that are not the mover's own eyes
+  uniform  uniform over legal points that are not the mover's own eyes; with `self_atari_prob`
+           a draw that puts two or more own stones in atari is struck out and drawn once more
 
 Two learned rules from seed 004 sec. IV come first when enabled: poolRave (a move from the k best
 by AMAF at the leaf's tree node, travelling with the batch) and contextual Monte-Carlo (the reply
@@ -242,6 +243,13 @@ def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: 
     checked = (rule == SAVE) | (rule == PATTERN) | (rule == CAPTURE)
     ok = ~checked | (libs >= need) | ko_capture
     rule = jnp.where(ok, rule, UNIFORM)
+    if config.policy == "mogo" and config.self_atari_prob > 0:
+        # The uniform move must not put two or more own stones in atari: strike it out and draw
+        # once more (from a re-mixed words[0]; the second draw is taken as it is).
+        u_libs, u_stones, _ = liberties_after(state, uniform)
+        bad = (u_libs <= 1) & (u_stones >= 2) & (uniform > 0) & _gate(gates[7], config.self_atari_prob)
+        again = select_uniform(legal & (cells != uniform), words[0] * jnp.uint32(0x9E3779B1) + jnp.uint32(0x7F4A7C15))
+        uniform = jnp.where(bad & (again > 0), again, uniform)
     return jnp.where(rule == UNIFORM, uniform, pick).astype(jnp.int32), rule
 
 

@@ -34,6 +34,7 @@ class SearchParams:
     policy: str = "mogo"  # "uniform", or "mogo": seed 000 sec. 3.6's pattern-biased rules
     nakade_prob: float = 0.0  # MoGo rule: the vital point of a 3-point eye space (kernels/policy.py)
     fill_board_prob: float = 0.0  # MoGo's "fill board": a point whose 3x3 block is empty
+    self_atari_prob: float = 0.0  # redraw a uniform playout move that self-ataris 2+ stones (Fuego, Pachi)
     pool_prob: float = 0.0  # poolRave p (seed 004 sec. IV.A; their start values p = 1/2, k = 10)
     pool_size: int = 10  # poolRave k: the k best moves by AMAF value Q~ at the leaf's node
     pool_min_visits: int = 100  # the pool comes from the deepest node on the path with this many simulations
@@ -62,9 +63,9 @@ class SearchParams:
                               ("pass_in_tree", PASS_IN_TREE), ("policy", POLICIES)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob)
+        probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob)
         if not (all(0 <= x <= 1 for x in probs) and self.pool_size >= 1):
-            raise ValueError("pool, cmc, nakade and fill-board probabilities must be in [0, 1]; pool_size >= 1")
+            raise ValueError("pool, cmc, nakade, fill-board and self-atari probabilities must be in [0, 1]; pool_size >= 1")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
             raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
 
@@ -73,7 +74,7 @@ class SearchParams:
         from kernels.playout import PlayoutConfig
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
-                             fill_board_prob=self.fill_board_prob)
+                             fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob)
 
     @property
     def batch(self) -> int:

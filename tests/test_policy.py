@@ -341,3 +341,24 @@ def test_uniform_policy_with_an_empty_pool_is_still_uniform():
     b = run_playouts(starts, key, 8, PlayoutConfig(pool_prob=1.0), record_moves=True, pool=empty)
     np.testing.assert_array_equal(np.asarray(a.history), np.asarray(b.history))
     assert int(b.rule_counts[:, policy.UNIFORM].sum()) == int(b.moves.sum())
+
+
+
+SELF_ATARI = """
+    . . . . .
+    . . . . .
+    O O O . .
+    X X . O .
+    O . O . .
+"""  # X A2 B2 has two liberties, B1 and C2.  Black C2 leaves A2 B2 C2 only B1: a 3-stone
+#      self-atari.  Black B1 captures O A1 and keeps two liberties (A1, C2): not one.
+
+
+def test_self_atari_rule_redraws_a_uniform_move_that_self_ataris_two_stones():
+    b = board(SELF_ATARI)
+    plain = [v for v, _ in choices(b, None, only(), n=512)]
+    assert "C2" in plain and "B1" in plain  # the uniform policy plays both
+    guarded = [v for v, r in choices(b, None, only(self_atari_prob=1.0), n=512)]
+    assert "C2" not in guarded and "B1" in guarded
+    assert set(plain) - {"C2"} == set(guarded)  # everything else is still drawn
+    assert [v for v, _ in choices(b, None, only(self_atari_prob=0.0), n=64)] == plain[:64]
