@@ -20,7 +20,8 @@ class SearchParams:
     selection: str = "rave"  # "uct": plain UCT (eq. 7); "rave": MC-RAVE Q* (eq. 12)
     schedule: str = "mse"  # beta schedule for "rave": "hand" (eq. 19) or "mse" (eq. 47)
     rave_k: float = 1000.0  # eq. 19 equivalence parameter k (the paper's best: 1,000 or more)
-    rave_bias: float = 0.1  # eq. 47 RAVE bias b (the paper tuned it and gives no value; untuned here)
+    rave_bias: float = 0.02  # eq. 47 RAVE bias b (the paper gives no value).  Self-play, 1,000 sims,
+    #                          9x9: b = 0.02 beat 0.1 22-8; 0.005 vs 0.02 was even (bench/results/strength)
     rave_c: float = 0.0  # eq. 18 UCT-RAVE exploration c (the paper's best with RAVE: 0)
     uct_c: float = 0.7  # eq. 7 exploration constant for plain UCT
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
