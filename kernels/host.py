@@ -114,8 +114,8 @@ class Board:
         point of each stone's chain, -1 for empty points and for index P; libs int32 [P + 1]:
         the number of distinct liberties of the chain rooted at each point (0 elsewhere, and at
         index P, which root -1 reaches).  Chains come from min-label propagation over the
-        neighbour table with pointer jumping; `chains` is the
-        flood-fill version the tests compare it with."""
+        neighbour table with pointer jumping; `chains` is the flood-fill version the tests
+        compare it with."""
         key = self.stones.tobytes()
         cached = getattr(self, "_arrays_cache", None)
         if cached is not None and cached[0] == key:
