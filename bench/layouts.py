@@ -12,7 +12,6 @@ figure is, if anything, flattered.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gojax.bench import device_description, versions  # noqa: E402
+from gojax.bench import device_description, grid_arguments, versions  # noqa: E402
 from kernels.bitboard import Layout, bitboard_playouts, empty_bitboards  # noqa: E402
 from kernels.geometry import Geometry  # noqa: E402
 from kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
@@ -67,20 +66,15 @@ def measure(size: int, batch: int, repeats: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
-    ap.add_argument("--batches", type=int, nargs="+", default=[256, 1024])
-    ap.add_argument("--batches-19", type=int, nargs="+", default=[64, 256])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "layouts.md"))
+    ap, grid = grid_arguments(__doc__.splitlines()[0],
+                              os.path.join(os.path.dirname(__file__), "results", "layouts.md"))
     args = ap.parse_args()
     rows = []
-    for size in args.sizes:
-        for batch in (args.batches_19 if size == 19 else args.batches):
-            r = measure(size, batch, args.repeats)
-            rows.append(r)
-            print(f"{size}x{size} B={batch}: per-point {r['per-point']['playouts_per_sec']:,.0f}/s, bitboard "
-                  f"{r['bitboard']['playouts_per_sec']:,.0f}/s (ratio {r['ratio_bitboard_to_point']:.2f})", flush=True)
+    for size, batch in grid(args):
+        r = measure(size, batch, args.repeats)
+        rows.append(r)
+        print(f"{size}x{size} B={batch}: per-point {r['per-point']['playouts_per_sec']:,.0f}/s, bitboard "
+              f"{r['bitboard']['playouts_per_sec']:,.0f}/s (ratio {r['ratio_bitboard_to_point']:.2f})", flush=True)
     state_bytes = {s: sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(from_host(Board(s))))
                    for s in args.sizes}
     lines = [

@@ -10,31 +10,25 @@ batch so that the machine's load hits both alike.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from gojax.bench import bench_playouts  # noqa: E402
+from gojax.bench import bench_playouts, grid_arguments  # noqa: E402
 from kernels.playout import PlayoutConfig  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
-    ap.add_argument("--batches", type=int, nargs="+", default=[256, 1024])
-    ap.add_argument("--batches-19", type=int, nargs="+", default=[64, 256])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "policy_throughput.md"))
+    ap, grid = grid_arguments(__doc__.splitlines()[0],
+                              os.path.join(os.path.dirname(__file__), "results", "policy_throughput.md"))
     args = ap.parse_args()
     rows = []
-    for size in args.sizes:
-        for batch in (args.batches_19 if size == 19 else args.batches):
-            r = bench_playouts(size, batch, 16, args.repeats, config=PlayoutConfig(policy="mogo"), progress=False)
-            rows.append(r)
-            print(f"{size}x{size} B={batch}: mogo {r['playouts_per_sec']:,.0f}/s, uniform "
-                  f"{r['uniform_playouts_per_sec']:,.0f}/s, ratio {r['ratio_to_uniform']:.0%}", flush=True)
+    for size, batch in grid(args):
+        r = bench_playouts(size, batch, 16, args.repeats, config=PlayoutConfig(policy="mogo"), progress=False)
+        rows.append(r)
+        print(f"{size}x{size} B={batch}: mogo {r['playouts_per_sec']:,.0f}/s, uniform "
+              f"{r['uniform_playouts_per_sec']:,.0f}/s, ratio {r['ratio_to_uniform']:.0%}", flush=True)
     lines = [
         "# MoGo playouts vs uniform playouts (same batch, timed alternately)",
         "",

@@ -46,6 +46,22 @@ def versions() -> dict:
     return {"gojax": ours, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version()}
 
 
+def grid_arguments(description: str, out: str):
+    """The argument parser of the bench/ scripts that sweep board and batch sizes (19x19 has
+    its own, smaller batches).  Returns (parser, grid) with grid(args) -> [(size, batch)]."""
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
+    ap.add_argument("--batches", type=int, nargs="+", default=[256, 1024])
+    ap.add_argument("--batches-19", type=int, nargs="+", default=[64, 256])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=out)
+
+    def grid(args):
+        return [(s, b) for s in args.sizes for b in (args.batches_19 if s == 19 else args.batches)]
+    return ap, grid
+
+
 def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int = 1, repeats: int = 5,
                    seed: int = 0, config: PlayoutConfig = PlayoutConfig(), progress: bool = True) -> dict:
     """Time `batch` simultaneous playouts (batch / K start positions, K playouts each).
