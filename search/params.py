@@ -35,7 +35,8 @@ class SearchParams:
     policy: str = "mogo"  # "uniform", or "mogo": seed 000 sec. 3.6's pattern-biased rules
     nakade_prob: float = 0.0  # MoGo rule: the vital point of a 3-point eye space (kernels/policy.py)
     fill_board_prob: float = 0.0  # MoGo's "fill board": a point whose 3x3 block is empty
-    self_atari_prob: float = 0.0  # redraw a uniform playout move that self-ataris 2+ stones (Fuego, Pachi)
+    self_atari_prob: float = 0.0  # redraw a uniform playout move that self-ataris 2+ stones (Fuego, Pachi);
+    #                               off: lost 5-12 in self-play and costs 30% of playout throughput
     pool_prob: float = 0.0  # poolRave p (seed 004 sec. IV.A; their start values p = 1/2, k = 10)
     pool_size: int = 10  # poolRave k: the k best moves by AMAF value Q~ at the leaf's node
     pool_min_visits: int = 100  # the pool comes from the deepest node on the path with this many simulations
