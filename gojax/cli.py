@@ -80,7 +80,8 @@ def search_params(args, **overrides):
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
-                  self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"), seed=getattr(args, "seed", 0))
+                  self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),
+                  seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:
         return SearchParams(**fields)
@@ -90,7 +91,6 @@ def search_params(args, **overrides):
 
 def _run_bench(args) -> int:
     from gojax.bench import bench_playouts, format_report
-    from kernels.playout import PlayoutConfig
     if not 5 <= args.board <= 19:
         raise SystemExit("gojax bench: --board must be 5..19")
     if args.batch < 1 or args.repeats < 1 or args.playouts_per_position < 1:
@@ -105,9 +105,7 @@ def _run_bench(args) -> int:
         return 0
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
-                           PlayoutConfig(policy=args.policy, amaf_rule=args.amaf_rule, nakade_prob=args.nakade_prob,
-                                         fill_board_prob=args.fill_board_prob, self_atari_prob=args.self_atari_prob),
-                           progress=not args.no_progress)
+                           search_params(args).playout_config(), progress=not args.no_progress)
     except ValueError as err:
         raise SystemExit(f"gojax bench: {err}")
     print(format_report(r))
