@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU benchmark suite: every throughput figure of bench/ in one command, for a lent GPU
+# machine (one call, results under $OUT or ./gpu_out).  Each step has its own time limit and
+# a failing step does not stop the others.  Usage:
+#
+#     OUT=/tmp/gpu bash bench/gpu_suite.sh [quick]
+#
+# On a machine without the Python packages (sgfmill, pgx, svgwrite), put their wheels in .whl/
+# first: the script installs them into /tmp/site.  Figures land in $OUT/*.md and $OUT/suite.log.
+set -u
+OUT=${OUT:-gpu_out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+if [ -d .whl ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+LOG=$OUT/suite.log
+# quick: tiny sizes, to check the script on a CPU before spending device time.
+if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; else
+  B9="1024 16384 65536"; B19="256 4096"; SIMS=3000; SIMS_BIG=10000; fi
+step() {  # step SECONDS NAME COMMAND...
+  local limit=$1 name=$2; shift 2
+  echo "=== $name ($(date +%T))" | tee -a "$LOG"
+  timeout "$limit" "$@" 2>&1 | tee -a "$LOG" | grep -v '%|' | tail -25
+  echo "=== $name: rc ${PIPESTATUS[0]}" | tee -a "$LOG"
+}
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv; nproc;
+  $PY -c "import jax, numpy; print('jax', jax.__version__, jax.devices(), 'numpy', numpy.__version__)"; } 2>&1 | tee -a "$LOG"
+
+# MoGo / uniform throughput ratio (issue 5's bar: at least 40%).
+step 200 "policy_throughput" $PY bench/policy_throughput.py --sizes 9 19 --batches $B9 \
+  --batches-19 $B19 --repeats 5 --out "$OUT/policy_throughput.md"
+
+# Whole searches: simulations/s and host share at several batch shapes.
+for shape in "16 16" "16 64" "64 16" "64 64"; do
+  set -- $shape
+  step 120 "search 9x9 $SIMS L$1 K$2" $PY -m gojax bench --search --board 9 --simulations $SIMS --leaves $1 \
+    --playouts-per-leaf $2 --repeats 2 --no-progress --json
+done
+step 120 "search 9x9 $SIMS_BIG L64 K32" $PY -m gojax bench --search --board 9 --simulations $SIMS_BIG --leaves 64 \
+  --playouts-per-leaf 32 --repeats 2 --no-progress --json
+step 120 "search 19x19 $SIMS_BIG L32 K32" $PY -m gojax bench --search --board 19 --simulations $SIMS_BIG --leaves 32 \
+  --playouts-per-leaf 32 --repeats 1 --no-progress --json
+
+# Bare playouts, the README's main job, at GPU batch sizes.
+for b in $B9; do
+  step 90 "gojax bench 9x9 B=$b uniform" $PY -m gojax bench --board 9 --batch $b --policy uniform --no-progress
+done
+for b in $B19; do
+  step 90 "gojax bench 19x19 B=$b uniform" $PY -m gojax bench --board 19 --batch $b --policy uniform --no-progress
+done
+
+# gojax vs pgx.
+step 200 "compare_pgx" $PY bench/compare_pgx.py --boards 9 19 --batches $B9 --repeats 3 \
+  --pgx-max-batch-19 4096 --out "$OUT"
+
+# Per-point vs bitboard layout.
+step 150 "layouts" $PY bench/layouts.py --sizes 9 19 --batches $B9 --batches-19 $B19 --repeats 5 \
+  --out "$OUT/layouts.md"
+grep -h '"simulations_per_sec"' "$LOG" > "$OUT/search.jsonl"
+echo "suite done $(date +%T)"
