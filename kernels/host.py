@@ -245,6 +245,19 @@ class Board:
         seen = self.seen  # a Python set: faster than np.isin for a few dozen points
         return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
 
+    def superko_filter(self, legal: np.ndarray, capture: np.ndarray) -> list[int]:
+        """`legal_points()` from the device's masks for this position (bool [P] each: legal
+        under simple ko, and legal AND capturing): drops the moves that repeat an earlier
+        position.  Only a capture can do that cheaply enough to matter, but the hash test runs
+        for every point (XOR for the rest, a real `_try` for the captures)."""
+        points = np.flatnonzero(legal)
+        z = zobrist_table(self.size * self.size)
+        after = self.hash ^ z[self.to_play, points]
+        for k in np.flatnonzero(capture[points]):
+            after[k] = self._try(int(points[k]), self.to_play)[2]
+        seen = self.seen
+        return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
+
     def eye_mask(self, color: int) -> np.ndarray:
         """bool [P]: is_eye for every point at once."""
         g = self.geometry

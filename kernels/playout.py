@@ -85,6 +85,9 @@ class PlayoutResult:
     amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
     amaf_wins: chex.Array  # float32 [L, 2, P]  sum of z over those playouts
     rule_counts: chex.Array  # int32 [L, R]  moves chosen by each rule of kernels/policy.RULES
+    start_legal: chex.Array  # bool [L, P]  points the side to move may play at each START position
+    #                          (simple ko, no superko): the search's legal mask for a new node
+    start_capture: chex.Array  # bool [L, P]  those of them that capture (the host checks superko there)
     history: chex.Array | None = None  # int16 [L, K, cap] points played, -1 pass, -2 after the end;
     #                                    only with record_moves=True (tests, debugging)
     cmc_count: chex.Array | None = None  # float32 [2, P, P] playouts in which colour c played both
@@ -215,6 +218,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         pair_wins = jnp.einsum("bcp,bcq->cpq", played * reward[:, :, None], played)
     credit = per_position(credit)
     zk = per_position(z)
+    start_legal, start_capture = jax.vmap(rules.legal_and_capture_masks)(starts)
     return PlayoutResult(
         z=zk, score=per_position(score), moves=per_position(moves), cap_hit=per_position(cap_hit),
         first_move=per_position(first),
@@ -223,6 +227,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         amaf_count=credit.sum(1, dtype=jnp.int32),
         amaf_wins=(credit * zk[:, :, None, None]).sum(1),
         rule_counts=per_position(counts).sum(1),
+        start_legal=start_legal[:, to_points], start_capture=start_capture[:, to_points],
         history=per_position(history) if record_moves else None,
         cmc_count=pair_count, cmc_wins=pair_wins,
     )

@@ -67,21 +67,59 @@ def eye_mask(state: BoardState, color) -> jax.Array:
 def legal_mask(state: BoardState, exclude_eyes: bool = False) -> jax.Array:
     """bool [M]: cells where `state.to_play` may play (not occupied, not suicide, not the ko
     point).  With exclude_eyes, also not the mover's own eyes (the playout rule)."""
+    legal = legal_and_capture_masks(state)[0]
+    if exclude_eyes:
+        legal &= ~eye_mask(state, state.to_play.astype(state.color.dtype))
+    return legal
+
+
+def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
+    """(legal, capture) bool [M]: `legal_mask` without the eye rule, and the legal cells that
+    take the last liberty of an opponent chain (only those can repeat an earlier position, so
+    the host checks positional superko for them alone)."""
     c, ch, lb = state.color, state.chain, state.libs
     me = state.to_play.astype(c.dtype)
     opp = (3 - me).astype(c.dtype)
     nc, nch, nl = _orthogonal(c), _orthogonal(ch), _orthogonal(lb)
     ok = jnp.zeros(nc[0].shape, bool)
+    capture = jnp.zeros(nc[0].shape, bool)
     for i in range(4):
         # Stones of nbr i's chain adjacent to this point (its pseudo-liberties through it).
         edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
-        ok |= (nc[i] == EMPTY) | ((nc[i] == me) & (nl[i] > edges)) | ((nc[i] == opp) & (nl[i] == edges))
-    legal = (_interior(c, 0) == EMPTY) & ok
-    legal = _embed(legal, False)
-    legal = legal & (jnp.arange(c.shape[-1]) != state.ko)
-    if exclude_eyes:
-        legal &= ~eye_mask(state, me)
-    return legal
+        takes = (nc[i] == opp) & (nl[i] == edges)
+        ok |= (nc[i] == EMPTY) | ((nc[i] == me) & (nl[i] > edges)) | takes
+        capture |= takes
+    empty = _interior(c, 0) == EMPTY
+    not_ko = jnp.arange(c.shape[-1]) != state.ko
+    legal = _embed(empty & ok, False) & not_ko
+    return legal, _embed(empty & capture, False) & not_ko
+
+
+def with_chains(state: BoardState) -> BoardState:
+    """The state with chain ids and pseudo-liberties rebuilt from its colours alone (the
+    search ships leaf boards as colours and lets the device label them).  Min-label
+    propagation with pointer jumping: each round takes the smallest id among same-colour
+    neighbours, then follows the id one step; it stops when nothing changes (a few rounds, more
+    for long snakes).  Ids are the lowest cell of each chain, as `state.host_arrays` gives."""
+    c = state.color
+    m = c.shape[-1]
+    w = _width(m)
+    idx = jnp.arange(m, dtype=jnp.int32)
+    stone = (c == BLACK) | (c == WHITE)
+    same = [(x == _interior(c, 0)) & _interior(stone, 0) for x in _orthogonal(c)]
+
+    def body(carry):
+        lab, _ = carry
+        new = _interior(lab, 0)
+        for s, x in zip(same, _orthogonal(lab)):
+            new = jnp.where(s, jnp.minimum(new, x), new)
+        new = lab.at[w + 1: m - w - 1].set(new)
+        new = new[new]  # pointer jumping: ids always name a cell of the same chain
+        return new, jnp.any(new != lab)
+
+    lab, _ = jax.lax.while_loop(lambda carry: carry[1], body, (idx, jnp.bool_(True)))
+    chain = lab.astype(jnp.int16)
+    return state.replace(chain=chain, libs=recount_liberties(c, chain))
 
 
 def recount_liberties(color: jax.Array, chain: jax.Array) -> jax.Array:

@@ -40,20 +40,16 @@ def geometry_of(state: BoardState) -> Geometry:
     return Geometry(int(round(m ** 0.5)) - 2)
 
 
-def host_arrays(board: Board) -> dict[str, np.ndarray]:
-    """One host board -> the numpy fields of its device state (chains from its cached labelling)."""
+def host_arrays(board: Board, chains: bool = True) -> dict[str, np.ndarray]:
+    """One host board -> the numpy fields of its device state (chains from its cached labelling).
+
+    chains=False leaves chain = own index and libs = 0 everywhere, for `rules.with_chains` to
+    fill on the device (the search's leaves: it saves the host a chain labelling per leaf)."""
     g = board.geometry
     color = np.full(g.num_cells, BORDER, np.int8)
     color[g.point_to_cell] = board.stones
     chain = np.arange(g.num_cells, dtype=np.int16)
     libs = np.zeros(g.num_cells, np.int16)
-    stones, root, _ = board.chain_arrays()
-    pts = np.flatnonzero(board.stones)
-    r = root[pts]
-    empty_nbrs = (stones[g.neighbor_table[pts]] == 0).sum(1)
-    pseudo = np.bincount(r, weights=empty_nbrs, minlength=g.num_points)  # per root point
-    chain[g.point_to_cell[pts]] = g.point_to_cell[r]
-    libs[g.point_to_cell[pts]] = pseudo[r]
     ko = 0 if board.ko is None else int(g.point_to_cell[board.ko])
 
     def cell_of(back: int) -> np.int32:
@@ -61,9 +57,19 @@ def host_arrays(board: Board) -> dict[str, np.ndarray]:
             return np.int32(0)
         return np.int32(g.point_to_cell[board.moves[-back][1]])
 
-    return dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
-                passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
-                prev=cell_of(2))
+    fields = dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
+                  passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
+                  prev=cell_of(2))
+    if not chains:
+        return fields
+    stones, root, _ = board.chain_arrays()
+    pts = np.flatnonzero(board.stones)
+    r = root[pts]
+    empty_nbrs = (stones[g.neighbor_table[pts]] == 0).sum(1)
+    pseudo = np.bincount(r, weights=empty_nbrs, minlength=g.num_points)  # per root point
+    chain[g.point_to_cell[pts]] = g.point_to_cell[r]
+    libs[g.point_to_cell[pts]] = pseudo[r]
+    return fields
 
 
 def from_host(board: Board) -> BoardState:
@@ -71,9 +77,27 @@ def from_host(board: Board) -> BoardState:
     return BoardState(**{k: jnp.asarray(v) for k, v in host_arrays(board).items()})
 
 
-def batch_from_host(boards: list[Board]) -> BoardState:
-    """Host boards -> one batched device state [B] (one host->device copy per field)."""
-    arrays = [host_arrays(b) for b in boards]
+def batch_from_host(boards: list[Board], chains: bool = True) -> BoardState:
+    """Host boards -> one batched device state [B] (one host->device copy per field).  With
+    chains=False the chain fields are placeholders: pass the result through `rules.with_chains`."""
+    if not chains:  # vectorised over the batch: a few numpy ops instead of one dict per board
+        g = boards[0].geometry
+        color = np.full((len(boards), g.num_cells), BORDER, np.int8)
+        color[:, g.point_to_cell] = np.stack([b.stones for b in boards])
+
+        def cell(p):
+            return 0 if p is None else int(g.point_to_cell[p])
+        last = [cell(b.moves[-1][1]) if b.moves else 0 for b in boards]
+        prev = [cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards]
+        return BoardState(
+            color=jnp.asarray(color), chain=jnp.asarray(np.broadcast_to(np.arange(g.num_cells, dtype=np.int16),
+                                                                        color.shape)),
+            libs=jnp.zeros(color.shape, jnp.int16), ko=jnp.asarray([cell(b.ko) for b in boards], jnp.int32),
+            to_play=jnp.asarray([b.to_play for b in boards], jnp.int8),
+            passes=jnp.asarray([min(b.passes, 2) for b in boards], jnp.int8),
+            komi=jnp.asarray([b.komi for b in boards], jnp.float32),
+            last=jnp.asarray(last, jnp.int32), prev=jnp.asarray(prev, jnp.int32))
+    arrays = [host_arrays(b, chains) for b in boards]
     return BoardState(**{k: jnp.asarray(np.stack([a[k] for a in arrays])) for k in arrays[0]})
 
 

@@ -18,12 +18,16 @@ import numpy as np
 from kernels.geometry import Geometry
 from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
+from kernels import rules
 from kernels.state import batch_from_host
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_leaf
 from search.params import SearchParams
 from search.select import q_star, select_action
 from search.tree import Tree
+
+
+_label_chains = jax.jit(jax.vmap(rules.with_chains))
 
 
 class Simulator:
@@ -49,7 +53,7 @@ class Simulator:
         leaf: the same numbers as on one device); extra rows from padding are ignored."""
         n = len(boards)
         boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
-        states = batch_from_host(boards)
+        states = _label_chains(batch_from_host(boards, chains=False))  # the device labels the chains
         keys = self._leaf_keys(key, jnp.arange(len(boards)))
         if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
             pool = None
@@ -164,6 +168,7 @@ class Search:
                     and self.tree.boards[node].komi == board.komi:
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
                 self.root = self.tree.reroot(node)
+                self.tree.ensure_legal(self.root)
                 return True
         self._new_root(board)
         return False
@@ -176,6 +181,7 @@ class Search:
         board = tree.boards[node]
         while not board.game_over:
             if not tree.initialised[node]:
+                tree.ensure_legal(node)  # reached before its first backup filled it
                 priors.initialise(tree, node, params)
             a = select_action(tree, node, params, self._jitter)
             actions.append(a)
@@ -188,7 +194,7 @@ class Search:
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
-                child = tree.add(board, node, a, params.pass_in_tree == "always")
+                child = tree.add(board, node, a, params.pass_in_tree == "always", lazy=True)
                 nodes.append(child)
             break
         leaf = Leaf(nodes, actions, board)
@@ -230,6 +236,10 @@ class Search:
         k = self.params.playouts_per_leaf
         own = np.zeros(self.size * self.size)
         for i, leaf in enumerate(leaves):
+            new = leaf.nodes[-1]
+            if len(leaf.nodes) > len(leaf.actions) and not self.tree.legal_ready[new]:
+                # The new node's legal moves: the device's masks for the leaf position, less superko.
+                self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
             backup_leaf(self.tree, leaf, k, float(r.wins[i]), r.first_move[i], r.z[i], r.amaf_count[i],
                         r.amaf_wins[i], self.params.amaf_rule)
             own += r.ownership[i] * k

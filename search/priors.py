@@ -94,6 +94,7 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     backups also add to, adding it later gives the same statistics (the grandfather heuristic
     then reads its grandparent's values as they are at that time)."""
     tree.initialised[node] = True
+    tree.ensure_legal(node)
     if params.prior == "none":
         return
     legal = np.flatnonzero(tree.legal[node])

@@ -6,10 +6,11 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   prior[i, a]         heuristic H(s,a) from the mover's view (for display)
   legal[i, a]         bool: legal under positional superko
   child[i, a]         int32 node index, -1 when not expanded
+  legal_ready[i]      bool: legal[i] filled (lazily: see Tree.legal_ready)
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
-Bytes per node: 25 * (P + 1) + 22, plus the host board the node keeps (about 1-2 KB):
-9x9 2,072 B + board, 19x19 9,072 B + board.
+Bytes per node: 25 * (P + 1) + 23, plus the host board the node keeps (about 1-2 KB):
+9x9 2,073 B + board, 19x19 9,073 B + board.
 """
 
 from __future__ import annotations
@@ -38,10 +39,14 @@ class Tree:
         self.wins = np.zeros(capacity, np.float32)
         self.to_play = np.zeros(capacity, np.int8)
         self.initialised = np.zeros(capacity, bool)  # heuristic prior added (on first descent through it)
+        # legal[i] filled: at the node's first backup (from the device's masks for the leaf
+        # position) or, if a descent reaches it before that, from the host board.
+        self.legal_ready = np.zeros(capacity, bool)
         self.parent = np.full(capacity, -1, np.int32)
         self.parent_action = np.full(capacity, -1, np.int32)
         self.boards: list[Board | None] = [None] * capacity
         self.num_nodes = 0
+        self._pass_always = True
 
     @property
     def full(self) -> bool:
@@ -49,11 +54,12 @@ class Tree:
 
     def bytes_per_node(self) -> int:
         arrays = (self.n, self.w, self.na, self.wa, self.prior, self.legal, self.child, self.node_n, self.sims,
-                  self.wins, self.to_play, self.parent, self.parent_action, self.initialised)
+                  self.wins, self.to_play, self.parent, self.parent_action, self.initialised, self.legal_ready)
         return sum(a.nbytes for a in arrays) // self.capacity
 
-    def add(self, board: Board, parent: int, action: int, pass_always: bool = True) -> int:
-        """A new node for `board` (legal mask set; statistics zero).  Caller checks `full`."""
+    def add(self, board: Board, parent: int, action: int, pass_always: bool = True, lazy: bool = False) -> int:
+        """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
+        legal mask is left for `set_legal` / `ensure_legal`: most leaves get it from the device."""
         i = self.num_nodes
         self.num_nodes += 1
         for arr in (self.n, self.w, self.na, self.wa):
@@ -63,20 +69,33 @@ class Tree:
         self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
         self.initialised[i] = False
         self.legal[i] = False
-        points = board.legal_points()
+        self.legal_ready[i] = False
+        self._pass_always = pass_always  # one search's setting: the same for every node
+        self.boards[i] = board
+        if not lazy:
+            self.ensure_legal(i)
+        self.to_play[i] = board.to_play
+        self.parent[i] = parent
+        self.parent_action[i] = action
+        if parent >= 0:
+            self.child[parent, action] = i
+        return i
+
+    def ensure_legal(self, i: int) -> None:
+        """Fill node i's legal mask from its host board, unless already filled."""
+        if not self.legal_ready[i]:
+            self.set_legal(i, self.boards[i].legal_points())
+
+    def set_legal(self, i: int, points: list[int]) -> None:
+        board = self.boards[i]
+        self.legal[i] = False
         self.legal[i, points] = True
         # Without pass_always, pass joins the tree only where it can end the game or every legal
         # move fills an own eye (the playout policy's rule): it saves the simulations spent on
         # pass nodes, but the tree then cannot see that passing beats a self-atari.
-        if pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
+        if self._pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
             self.legal[i, self.pass_action] = True
-        self.to_play[i] = board.to_play
-        self.parent[i] = parent
-        self.parent_action[i] = action
-        self.boards[i] = board
-        if parent >= 0:
-            self.child[parent, action] = i
-        return i
+        self.legal_ready[i] = True
 
     def visits(self, i: int, prior_count: float) -> np.ndarray:
         """[A] MC visits of node i's actions without the prior's equivalent experience."""
@@ -92,7 +111,7 @@ class Tree:
         remap = np.full(self.capacity, -1, np.int32)
         remap[order] = np.arange(len(order), dtype=np.int32)
         for name in ("n", "w", "na", "wa", "prior", "legal", "child", "node_n", "sims", "wins", "to_play",
-                     "parent", "parent_action", "initialised"):
+                     "parent", "parent_action", "initialised", "legal_ready"):
             arr = getattr(self, name)
             arr[:len(order)] = arr[order]
         k = len(order)

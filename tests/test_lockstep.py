@@ -15,9 +15,11 @@ import pytest
 
 from kernels import rules
 from kernels.host import Board
-from kernels.state import from_host, stack
+from kernels.state import batch_from_host, from_host, stack
 
 legal_batch = jax.jit(jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=False)))
+masks_batch = jax.jit(jax.vmap(rules.legal_and_capture_masks))
+label_batch = jax.jit(jax.vmap(rules.with_chains))
 eyes_batch = jax.jit(jax.vmap(rules.eye_mask))
 play_batch = jax.jit(rules.play_batch, static_argnames="recount_rows")
 area_batch = jax.jit(jax.vmap(rules.area))
@@ -37,6 +39,12 @@ def test_device_matches_host_move_by_move(size, rows, moves, check_every, seed):
     for t in range(moves):
         if t % check_every == 0:
             legal = np.asarray(legal_batch(state))[:, g.point_to_cell]
+            legal2, capture = (np.asarray(x)[:, g.point_to_cell] for x in masks_batch(state))
+            # Chains labelled on the device from the colours alone = the host's labelling.
+            want, got = batch_from_host(hosts), label_batch(batch_from_host(hosts, chains=False))
+            for field in want.__dataclass_fields__:  # chains, and the vectorised copy of the rest
+                np.testing.assert_array_equal(np.asarray(getattr(got, field)), np.asarray(getattr(want, field)))
+            np.testing.assert_array_equal(legal2, legal)
             eyes = np.asarray(eyes_batch(state, state.to_play))[:, g.point_to_cell]
         cells = []
         for r, b in enumerate(hosts):
@@ -45,6 +53,13 @@ def test_device_matches_host_move_by_move(size, rows, moves, check_every, seed):
                 np.testing.assert_array_equal(np.flatnonzero(legal[r]), host_legal,
                                               err_msg=f"row {r} move {t}\n{b}")
                 np.testing.assert_array_equal(eyes[r], [b.is_eye(p, b.to_play) for p in range(size * size)])
+                # Capture mask: a legal point next to an opponent chain with one liberty.
+                stones, root, libs = b.chain_arrays()
+                nb = g.neighbor_table
+                takes = ((stones[nb] == 3 - b.to_play) & (libs[root[nb]] == 1)).any(1)
+                np.testing.assert_array_equal(capture[r], takes & legal[r], err_msg=f"row {r} move {t}\n{b}")
+                # The search's legal moves for a new node: device masks less superko on the host.
+                assert b.superko_filter(legal[r], capture[r]) == b.legal_points()
             # Mostly random legal moves (eye fills included), sometimes a pass.
             p = None if (not host_legal or rng.random() < 0.03) else int(rng.choice(host_legal))
             captured = b.play(p, superko=False)

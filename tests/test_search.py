@@ -90,7 +90,7 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 25 * 50 + 22  # docs: 25 (P + 1) + 22
+    assert search.tree.bytes_per_node() == 25 * 50 + 23  # docs: 25 (P + 1) + 23
 
 
 def test_tree_reuse_keeps_the_played_subtree():
@@ -264,3 +264,23 @@ def test_root_value_approaches_the_exact_minimax_value(komi):
         r = Search(start, params).run(simulations=sims, stop_early=False)
         errors.append(abs(r.value - exact))
     assert errors[1] < errors[0] and errors[1] < 0.15, errors
+
+
+def test_lazy_legal_masks_equal_the_host_ones():
+    """New nodes take their legal moves from the device's masks at their first backup (or from
+    the host board if a descent gets there first): either way the host's rule, superko included."""
+    b = Board(7)
+    for v in ("D4", "C3", "E5", "C5", "E3"):
+        b.play(b.geometry.from_gtp(v))
+    search = Search(b, SearchParams(leaves=8, playouts_per_leaf=4, seed=3))
+    search.run(simulations=800, stop_early=False)
+    tree = search.tree
+    assert tree.num_nodes > 100
+    for i in range(tree.num_nodes):
+        if tree.sims[i] == 0:
+            continue
+        assert tree.legal_ready[i]
+        expect = np.zeros(tree.num_actions, bool)
+        expect[tree.boards[i].legal_points()] = True
+        expect[tree.pass_action] = True
+        np.testing.assert_array_equal(tree.legal[i], expect, err_msg=f"node {i}\n{tree.boards[i]}")
