@@ -9,6 +9,11 @@
 # MATCHFILE: one match per line, fields separated by '|':
 #     name | jobs | games | black command | white command | referee (gnugo or gojax)
 # `{py}` in a command is replaced by this script's Python.  GNU Go is found on PATH.
+#
+# MATCH_PLATFORM=cpu runs every gojax engine on the CPU, one XLA thread each.  Measured on an
+# H100 machine (2026-11-22): fourteen engine processes sharing the one GPU ran 10-20x slower per
+# move than one alone (gojax's search is host-bound, with many small device calls per move, and
+# separate processes' GPU contexts take turns), so parallel matches belong on the cores.
 set -u
 OUT=${OUT:-gpu_out}; RUNS=${RUNS:-runs/gpu}; LIMIT=${LIMIT:-540}
 PY=${PYTHON:-python3}
@@ -21,6 +26,9 @@ else
   export PYTHONPATH=$PWD
 fi
 [ -d .gnugo/bin ] && export PATH=$PWD/.gnugo/bin:$PATH
+if [ "${MATCH_PLATFORM:-}" = cpu ]; then
+  export JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+fi
 names=()
 while IFS='|' read -r name jobs games black white referee; do
   name=$(echo $name); [ -z "$name" ] && continue; case $name in \#*) continue;; esac

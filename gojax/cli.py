@@ -202,7 +202,10 @@ def _run_match(args) -> int:
     cfg = MatchConfig(engine_a=args.black, engine_b=args.white, games=args.games, size=args.size, komi=args.komi,
                       alternate=args.alternate, out=args.out, referee=args.referee, move_timeout=args.move_timeout,
                       max_moves=args.max_moves, name_a=a, name_b=b, vary_seeds=not args.same_seeds)
-    summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
+    try:
+        summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
+    except KeyboardInterrupt:
+        return 130
     print(format_summary(summary, a, b))
     if args.json:
         print(json.dumps(summary))

@@ -101,8 +101,13 @@ def _start(cmd: str, size: int, komi: float) -> GtpClient:
     return client
 
 
-def play_game(cfg: MatchConfig, index: int, log=sys.stderr) -> dict:
-    """One game; returns its result record (also the SGF)."""
+class MatchStopped(Exception):
+    """The run was interrupted: the game in progress is abandoned (no record, no SGF)."""
+
+
+def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
+    """One game; returns its result record (also the SGF).  `stop` (a threading.Event): when
+    set, the game is abandoned before its next move (raises MatchStopped; engines closed)."""
     a_black = not cfg.alternate or index % 2 == 0
     cmds = {BLACK: cfg.engine_a if a_black else cfg.engine_b, WHITE: cfg.engine_b if a_black else cfg.engine_a}
     if cfg.vary_seeds:
@@ -124,6 +129,8 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr) -> dict:
                 winner, reason = opponent(color), f"{_NAMES[color]} failed to start: {err}"
                 break
         while winner is None and not board.game_over and len(board.moves) < max_moves:
+            if stop is not None and stop.is_set():
+                raise MatchStopped(index)
             color = board.to_play
             t0 = time.perf_counter()
             try:
@@ -156,6 +163,8 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr) -> dict:
     finally:
         for e in engines.values():
             e.close()
+    if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
+        raise MatchStopped(index)
     result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
                                           ("R" if "resign" in (reason or "") else "F" if "forfeit" in (reason or "")
                                            or "failed" in (reason or "") else f"{abs(score):g}"))
@@ -261,9 +270,20 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
         for i in todo:
             record(play_game(cfg, i, log))
     else:  # games wait on engine processes, so threads are enough to run them side by side
+        import threading
         from concurrent.futures import ThreadPoolExecutor, as_completed
-        with ThreadPoolExecutor(jobs) as pool:
-            for fut in as_completed([pool.submit(play_game, cfg, i, log) for i in todo]):
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(jobs)
+        try:
+            for fut in as_completed([pool.submit(play_game, cfg, i, log, stop) for i in todo]):
                 record(fut.result())
+        except KeyboardInterrupt:
+            # Stop at once: games in progress end before their next move (their engines are
+            # closed, nothing half-done is written); finished games are all in results.jsonl.
+            stop.set()
+            print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     bar.close()
     return summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)

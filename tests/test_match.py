@@ -72,3 +72,34 @@ def test_every_game_gets_its_own_seed(tmp_path):
     games = [play_game(cfg, i) for i in (0, 2)]
     sgfs = [(tmp_path / g["sgf"]).read_bytes().split(b";B[", 1)[1] for g in games]
     assert sgfs[0] != sgfs[1]
+
+
+def test_an_interrupted_parallel_run_stops_at_once_and_resumes(tmp_path):
+    """^C (SIGINT) on `gojax match --jobs 2`: the games in progress are abandoned before their
+    next move, the process exits, results.jsonl holds only whole games, and the same command
+    finishes the match."""
+    import signal
+    import subprocess
+    import time
+    out = tmp_path / "m"
+    cmd = [sys.executable, "-m", "gojax", "match", "--black", gnugo(1), "--white", gnugo(1), "--games", "40",
+           "--size", "9", "--alternate", "--jobs", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = out / "results.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (path.exists() and path.read_text().count("\n") >= 1):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.time()
+    _, err = proc.communicate(timeout=60)
+    assert time.time() - t0 < 20 and proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    kept = load_results(str(path))
+    assert 1 <= len(kept) < 40 and all(r["moves"] > 0 for r in kept)
+    # Resume with a smaller total: the kept games count, only the missing ones are played.
+    total = len(kept) + 2
+    cmd[cmd.index("40")] = str(total)
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    again = load_results(str(path))
+    assert sorted(r["game"] for r in again) == list(range(total))
+    assert [r for r in again if r["game"] in {k["game"] for k in kept}] == kept
