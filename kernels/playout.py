@@ -88,6 +88,8 @@ class PlayoutResult:
     start_legal: chex.Array  # bool [L, P]  points the side to move may play at each START position
     #                          (simple ko, no superko): the search's legal mask for a new node
     start_capture: chex.Array  # bool [L, P]  those of them that capture (the host checks superko there)
+    start_prior: chex.Array | None = None  # int8 [L, P]  kernels/policy.prior_codes of each start
+    #                                        position; filled by search.mcts.Simulator for the MoGo prior
     history: chex.Array | None = None  # int16 [L, K, cap] points played, -1 pass, -2 after the end;
     #                                    only with record_moves=True (tests, debugging)
     cmc_count: chex.Array | None = None  # float32 [2, P, P] playouts in which colour c played both

@@ -270,3 +270,41 @@ def _cmc_best(state: BoardState, legal: jax.Array, wins: jax.Array, counts: jax.
     value = jnp.where(legal & seen & (b > 0), row_w[pts] / jnp.maximum(row_n[pts], 1.0), -1.0)
     best = jnp.argmax(value)
     return (cells == best) & (value[best] >= 0)
+
+
+# Codes of `prior_codes` (the MoGo prior's verdict per point, seed 000 sec. 5.3 / eq. 48-52).
+PRIOR_BAD, PRIOR_NEUTRAL, PRIOR_GOOD, PRIOR_LADDER = 0, 1, 2, 3
+
+
+def prior_codes(state: BoardState) -> jax.Array:
+    """int8 [M]: the MoGo prior of search/priors.py for every cell the side to move may play
+    (PRIOR_NEUTRAL elsewhere), so that the search's host need not compute it per new node:
+
+      GOOD     a capture; an extension of an own chain out of atari to three or more liberties;
+               otherwise, a 3x3 hane / cut pattern on one of the 8 points around the last move
+      BAD      filling an own eye (not capturing); a non-capturing move that leaves a chain of
+               two or more stones with at most one liberty
+      LADDER   an extension out of atari to exactly two liberties: GOOD if the chain escapes the
+               ladder, else BAD; the host reads the ladder (search/tactics.py), for these alone
+
+    One exact liberty count per point (`liberties_after`, vmapped: O(M^2) per board)."""
+    c = state.color
+    m = c.shape[-1]
+    w = _width(m)
+    me = state.to_play.astype(c.dtype)
+    legal, capture = rules.legal_and_capture_masks(state)
+    nc, _, atari = _atari_here(state)
+    friend_atari = rules._embed(sum(((nc[i] == me) & atari[i]).astype(jnp.int8) for i in range(4)) > 0, False)
+    eye = rules.eye_mask(state, me)
+    cells = jnp.arange(m, dtype=jnp.int32)
+    libs, size, _ = jax.vmap(lambda cell: liberties_after(state, cell))(cells)
+    good = capture | (friend_atari & (libs >= 3))
+    bad = (eye & ~capture) | (~capture & (libs <= 1) & (size > 1))
+    ladder = friend_atari & (libs == 2) & ~capture
+    a = state.last
+    ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
+    hit = (jnp.asarray(pattern_table())[pattern_index(c, ring)] > 0) & (a > 0) & (c[ring] == EMPTY)
+    pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
+    code = jnp.where(ladder, PRIOR_LADDER, jnp.where(good, PRIOR_GOOD, jnp.where(
+        bad, PRIOR_BAD, jnp.where(pattern, PRIOR_GOOD, PRIOR_NEUTRAL))))
+    return jnp.where(legal, code, PRIOR_NEUTRAL).astype(jnp.int8)

@@ -18,7 +18,7 @@ import numpy as np
 from kernels.geometry import Geometry
 from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from kernels import rules
+from kernels import policy, rules
 from kernels.state import batch_from_host
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_leaf
@@ -28,6 +28,8 @@ from search.tree import Tree
 
 
 _label_chains = jax.jit(jax.vmap(rules.with_chains))
+_prior_codes = jax.jit(lambda states: jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(
+    Geometry(int(round(states.color.shape[-1] ** 0.5)) - 2).point_to_cell)])
 
 
 class Simulator:
@@ -44,6 +46,7 @@ class Simulator:
         self.devices = jax.device_count()
         self.cmc = None
         self._cmc_size = None
+        self.prior_codes = params.prior == "mogo"
 
     def dispatch(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None) -> PlayoutResult:
         """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
@@ -51,6 +54,12 @@ class Simulator:
         pools: int32 [len(boards), 2, pool_size] poolRave cells (0 = empty), when poolRave is on.
         With several local devices the L leaves are split over them (shard_map, one key per
         leaf: the same numbers as on one device); extra rows from padding are ignored."""
+        res, states = self._playouts(boards, key, pools)
+        if self.prior_codes:  # the new nodes' MoGo prior, computed where the leaf boards already are
+            res = res.replace(start_prior=_prior_codes(states))
+        return res
+
+    def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None):
         n = len(boards)
         boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
         states = _label_chains(batch_from_host(boards, chains=False))  # the device labels the chains
@@ -65,12 +74,12 @@ class Simulator:
             res = run_playouts(states, keys, self.k, self.config, pool=pool, cmc=cmc)
             if cmc is not None:
                 self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
-            return res
+            return res, states
         if self.devices == 1:
-            return run_playouts(states, keys, self.k, self.config)
+            return run_playouts(states, keys, self.k, self.config), states
         states, keys = pad_to_multiple(states, keys, self.devices)
         fn, sharding = sharded_playouts(self.devices, self.k, self.config)
-        return fn(*jax.device_put((states, keys), sharding))
+        return fn(*jax.device_put((states, keys), sharding)), states
 
     def _cmc_tables(self, size: int):
         if self.cmc is None or self._cmc_size != size:
@@ -143,6 +152,7 @@ class Search:
 
     # --- tree management --------------------------------------------------------------------
     def _new_root(self, board: Board) -> None:
+        self._codes = {}  # node -> device prior codes (int8 [P]) waiting for the node's first descent
         self.tree.num_nodes = 0
         self.root = self.tree.add(board.copy(), -1, -1, self.params.pass_in_tree == "always")
         priors.initialise(self.tree, self.root, self.params)
@@ -168,6 +178,7 @@ class Search:
                     and self.tree.boards[node].komi == board.komi:
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
                 self.root = self.tree.reroot(node)
+                self._codes = {}  # node indices changed; initialise falls back to the host
                 self.tree.ensure_legal(self.root)
                 return True
         self._new_root(board)
@@ -182,7 +193,7 @@ class Search:
         while not board.game_over:
             if not tree.initialised[node]:
                 tree.ensure_legal(node)  # reached before its first backup filled it
-                priors.initialise(tree, node, params)
+                priors.initialise(tree, node, params, self._codes.pop(node, None))
             a = select_action(tree, node, params, self._jitter)
             actions.append(a)
             child = int(tree.child[node, a])
@@ -240,6 +251,8 @@ class Search:
             if len(leaf.nodes) > len(leaf.actions) and not self.tree.legal_ready[new]:
                 # The new node's legal moves: the device's masks for the leaf position, less superko.
                 self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
+                if r.start_prior is not None and not self.tree.initialised[new]:
+                    self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
             backup_leaf(self.tree, leaf, k, float(r.wins[i]), r.first_move[i], r.z[i], r.amaf_count[i],
                         r.amaf_wins[i], self.params.amaf_rule)
             own += r.ownership[i] * k

@@ -13,10 +13,10 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
                to the last move; 0 for filling an own eye, self-atari of more than one stone, or
                an extension that only prolongs a working ladder; 0.5 otherwise.
 
-The features come from the host twin: the tree already holds the node's board with its chain
-labelling (needed for superko legality), so each feature is a few set operations per legal
-point; a device kernel would need the leaf shipped to the device and back before selection
-could continue.
+The features come from the device when they can (kernels/policy.prior_codes): a new node's
+position is the start of its leaf's playouts, so the same call that plays them returns the
+prior's verdicts, and the host only reads ladders.  A node that a descent reaches before its
+playouts have come back gets the host version, `mogo_values` (equal, by test).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 from kernels.geometry import EMPTY, opponent
 from kernels.host import Board
 from kernels.patterns import matches
+from kernels.policy import PRIOR_BAD, PRIOR_GOOD, PRIOR_LADDER
 from search.params import SearchParams
 from search.tactics import extension_escapes
 from search.tree import Tree
@@ -86,13 +87,24 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
     return out
 
 
-def initialise(tree: Tree, node: int, params: SearchParams) -> None:
+def values_from_codes(board: Board, points: list[int], codes: np.ndarray) -> np.ndarray:
+    """`mogo_values` from the device's verdicts (kernels/policy.prior_codes, int8 [P]): only
+    the ladder reads stay on the host.  tests/test_priors.py holds the two equal."""
+    c = codes[np.asarray(points, np.int64)] if points else np.zeros(0, np.int8)
+    out = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)
+    for k in np.flatnonzero(c == PRIOR_LADDER):
+        out[k] = GOOD if extension_escapes(board, int(points[k])) else BAD
+    return out
+
+
+def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | None = None) -> None:
     """Add the heuristic's virtual experience to node's action statistics (eq. 48-52).
 
     Called the first time the search descends THROUGH the node, not when the node is created:
     most leaves are never descended through, and since the prior only adds M * H to sums that
     backups also add to, adding it later gives the same statistics (the grandfather heuristic
-    then reads its grandparent's values as they are at that time)."""
+    then reads its grandparent's values as they are at that time).  `codes`: the device's MoGo
+    verdicts for the node's position when its playouts have come back (else the host computes)."""
     tree.initialised[node] = True
     tree.ensure_legal(node)
     if params.prior == "none":
@@ -102,7 +114,7 @@ def initialise(tree: Tree, node: int, params: SearchParams) -> None:
     h = np.full(len(legal), NEUTRAL, np.float32)
     if params.prior == "mogo":
         points = [int(a) for a in legal if a != tree.pass_action]
-        h[:len(points)] = mogo_values(board, points)
+        h[:len(points)] = mogo_values(board, points) if codes is None else values_from_codes(board, points, codes)
         if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
             h[-1] = NEUTRAL if board.passes >= 1 else BAD
     elif params.prior == "grandfather":

@@ -4,7 +4,11 @@ eye fills, self-atari of more than one stone, a ladder run), neutral everything 
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from kernels.geometry import BLACK, WHITE
+from kernels.host import Board
 from search.priors import BAD, GOOD, NEUTRAL, mogo_values
 from tests.helpers import board
 
@@ -106,3 +110,28 @@ def test_hane_pattern_next_to_the_last_move_is_good_and_far_away_is_not():
     assert near and all(abs(ord(v[0]) - ord("D")) <= 1 and abs(int(v[1:]) - 3) <= 1 for v in near)
     b.moves = []
     assert all(x == NEUTRAL for x in prior(b).values())  # no last move: no pattern bonus
+
+
+@pytest.mark.parametrize("size", [5, 7, 9, 13])
+def test_device_prior_codes_equal_the_host_prior(size):
+    """kernels/policy.prior_codes (+ the host's ladder reads) = mogo_values, on random games."""
+    import jax
+    from kernels import policy
+    from kernels.state import batch_from_host
+    from search.priors import values_from_codes
+    codes_of = jax.jit(jax.vmap(policy.prior_codes))
+    rng = np.random.default_rng(size)
+    boards = []
+    for _ in range(12):
+        b = Board(size)
+        for _ in range(int(rng.integers(0, size * size))):
+            pts = b.legal_points()
+            b.play(None if not pts or rng.random() < 0.03 else int(rng.choice(pts)))
+        boards.append(b)
+    codes = np.asarray(codes_of(batch_from_host(boards)))[:, boards[0].geometry.point_to_cell]
+    kinds = set()
+    for b, c in zip(boards, codes):
+        pts = b.legal_points()
+        np.testing.assert_array_equal(values_from_codes(b, pts, c), mogo_values(b, pts), err_msg=str(b))
+        kinds |= set(c[pts].tolist())
+    assert {policy.PRIOR_BAD, policy.PRIOR_NEUTRAL, policy.PRIOR_GOOD} <= kinds

@@ -12,6 +12,7 @@ from kernels.state import batch_from_host
 from search.backup import backup_leaf, reference_backup
 from search.mcts import Search, Simulator
 from search.params import SearchParams
+from search.priors import mogo_values
 from tests.helpers import board
 
 
@@ -267,8 +268,8 @@ def test_root_value_approaches_the_exact_minimax_value(komi):
 
 
 def test_lazy_legal_masks_equal_the_host_ones():
-    """New nodes take their legal moves from the device's masks at their first backup (or from
-    the host board if a descent gets there first): either way the host's rule, superko included."""
+    """New nodes take their legal moves and MoGo prior from the device at their first backup (or
+    from the host board if a descent gets there first): either way the host's, superko included."""
     b = Board(7)
     for v in ("D4", "C3", "E5", "C5", "E3"):
         b.play(b.geometry.from_gtp(v))
@@ -284,3 +285,8 @@ def test_lazy_legal_masks_equal_the_host_ones():
         expect[tree.boards[i].legal_points()] = True
         expect[tree.pass_action] = True
         np.testing.assert_array_equal(tree.legal[i], expect, err_msg=f"node {i}\n{tree.boards[i]}")
+        if tree.initialised[i]:  # its MoGo prior, from the device's codes or the host: the host's values
+            pts = tree.boards[i].legal_points()
+            np.testing.assert_array_equal(tree.prior[i, pts], mogo_values(tree.boards[i], pts))
+    assert tree.initialised[:tree.num_nodes].sum() > 20 and not search._codes.keys() & set(
+        np.flatnonzero(tree.initialised[:tree.num_nodes]).tolist())
