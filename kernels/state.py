@@ -10,6 +10,7 @@ Bytes per board: M (colour) + 2M (chain) + 2M (libs) + 18 bytes of scalars; 9x9:
 from __future__ import annotations
 
 import chex
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -80,25 +81,32 @@ def from_host(board: Board) -> BoardState:
 def batch_from_host(boards: list[Board], chains: bool = True) -> BoardState:
     """Host boards -> one batched device state [B] (one host->device copy per field).  With
     chains=False the chain fields are placeholders: pass the result through `rules.with_chains`."""
-    if not chains:  # vectorised over the batch: a few numpy ops instead of one dict per board
-        g = boards[0].geometry
-        color = np.full((len(boards), g.num_cells), BORDER, np.int8)
-        color[:, g.point_to_cell] = np.stack([b.stones for b in boards])
-
-        def cell(p):
-            return 0 if p is None else int(g.point_to_cell[p])
-        last = [cell(b.moves[-1][1]) if b.moves else 0 for b in boards]
-        prev = [cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards]
-        return BoardState(
-            color=jnp.asarray(color), chain=jnp.asarray(np.broadcast_to(np.arange(g.num_cells, dtype=np.int16),
-                                                                        color.shape)),
-            libs=jnp.zeros(color.shape, jnp.int16), ko=jnp.asarray([cell(b.ko) for b in boards], jnp.int32),
-            to_play=jnp.asarray([b.to_play for b in boards], jnp.int8),
-            passes=jnp.asarray([min(b.passes, 2) for b in boards], jnp.int8),
-            komi=jnp.asarray([b.komi for b in boards], jnp.float32),
-            last=jnp.asarray(last, jnp.int32), prev=jnp.asarray(prev, jnp.int32))
+    if not chains:
+        return jax.tree_util.tree_map(jnp.asarray, numpy_batch(boards))
     arrays = [host_arrays(b, chains) for b in boards]
     return BoardState(**{k: jnp.asarray(np.stack([a[k] for a in arrays])) for k in arrays[0]})
+
+
+def numpy_batch(boards: list[Board]) -> BoardState:
+    """Host boards -> a batched state of NUMPY arrays with placeholder chains (chain = own
+    index, libs = 0) for `rules.with_chains`.  Vectorised over the batch; a jitted function
+    takes it as it is and copies it to the device in one transfer, which the search relies on
+    (one `jnp.asarray` per field costs more than the rest of the conversion)."""
+    g = boards[0].geometry
+    n = len(boards)
+    color = np.full((n, g.num_cells), BORDER, np.int8)
+    color[:, g.point_to_cell] = np.stack([b.stones for b in boards])
+
+    def cell(p):
+        return 0 if p is None else int(g.point_to_cell[p])
+    return BoardState(
+        color=color, chain=np.broadcast_to(np.arange(g.num_cells, dtype=np.int16), color.shape),
+        libs=np.zeros(color.shape, np.int16), ko=np.array([cell(b.ko) for b in boards], np.int32),
+        to_play=np.array([b.to_play for b in boards], np.int8),
+        passes=np.array([min(b.passes, 2) for b in boards], np.int8),
+        komi=np.array([b.komi for b in boards], np.float32),
+        last=np.array([cell(b.moves[-1][1]) if b.moves else 0 for b in boards], np.int32),
+        prev=np.array([cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards], np.int32))
 
 
 def stack(states: list[BoardState]) -> BoardState:

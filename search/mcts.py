@@ -19,7 +19,7 @@ from kernels.geometry import Geometry
 from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from kernels import policy, rules
-from kernels.state import batch_from_host
+from kernels.state import numpy_batch
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_leaf
 from search.params import SearchParams
@@ -62,7 +62,7 @@ class Simulator:
     def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None):
         n = len(boards)
         boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
-        states = _label_chains(batch_from_host(boards, chains=False))  # the device labels the chains
+        states = _label_chains(numpy_batch(boards))  # one copy to the device, which labels the chains
         keys = self._leaf_keys(key, jnp.arange(len(boards)))
         if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
             pool = None

@@ -44,6 +44,8 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
     for round_ in range(8):
         was = search.tree.initialised[:search.tree.num_nodes].copy()
         leaves = [search._descend() for _ in range(params.leaves)]
+        for node in range(reference.num_nodes, search.tree.num_nodes):
+            search.tree.ensure_legal(node)  # what Search._backup does (from the device's masks)
         deepest = max([deepest] + [len(l.actions) for l in leaves])
         unadded += sum(len(l.nodes) == len(l.actions) for l in leaves)
         # Mirror the nodes the descents created into the reference tree.
