@@ -186,6 +186,9 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         "host_fraction": med([r.host_fraction for r in rows]),
         "device_wait_fraction": med([r.device_wait_seconds / r.seconds for r in rows]),
         "nodes": med([r.nodes for r in rows]), "max_depth": med([r.max_depth for r in rows]),
+        # Device calls per search: each is one round of feedback to the tree, and at equal
+        # simulations the number of rounds is what strength depends on (bench/README.md).
+        "rounds": med([r.simulations // params.batch for r in rows]),
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(), **versions(),
     }
@@ -201,6 +204,7 @@ def format_search_report(r: dict) -> str:
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",
         f"  host            {r['host_fraction']:.0%} of wall time (descent + backup + leaf conversion);"
         f" waiting for the device {r['device_wait_fraction']:.0%}",
-        f"  tree            {r['nodes']:.0f} nodes, depth {r['max_depth']:.0f} (medians)",
+        f"  tree            {r['nodes']:.0f} nodes, depth {r['max_depth']:.0f} (medians);"
+        f" {r['rounds']:.0f} device calls (rounds) per search",
         f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",
     ])
