@@ -16,15 +16,8 @@
 # separate processes' GPU contexts take turns), so parallel matches belong on the cores.
 set -u
 OUT=${OUT:-gpu_out}; RUNS=${RUNS:-runs/gpu}; LIMIT=${LIMIT:-540}
-PY=${PYTHON:-python3}
 mkdir -p "$OUT" "$RUNS"
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-if [ -d .whl ]; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+source "$(dirname "$0")/gpu_env.sh"
 [ -d .gnugo/bin ] && export PATH=$PWD/.gnugo/bin:$PATH
 if [ "${MATCH_PLATFORM:-}" = cpu ]; then
   export JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"

@@ -10,14 +10,7 @@
 set -u
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-if [ -d .whl ]; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+source "$(dirname "$0")/gpu_env.sh"
 LOG=$OUT/suite.log
 # quick: tiny sizes, to check the script on a CPU before spending device time.
 if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; else
