@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kernels import policy, rules
 from kernels.geometry import Geometry
 from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from kernels import policy, rules
-from kernels.state import numpy_batch
+from kernels.state import geometry_of, numpy_batch
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_leaf
 from search.params import SearchParams
@@ -28,8 +28,12 @@ from search.tree import Tree
 
 
 _label_chains = jax.jit(jax.vmap(rules.with_chains))
-_prior_codes = jax.jit(lambda states: jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(
-    Geometry(int(round(states.color.shape[-1] ** 0.5)) - 2).point_to_cell)])
+
+
+@jax.jit
+def _prior_codes(states):
+    """int8 [L, P]: the MoGo prior's verdicts (kernels/policy.prior_codes) at each leaf position."""
+    return jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(geometry_of(states).point_to_cell)]
 
 
 class Simulator:
