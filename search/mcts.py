@@ -147,7 +147,7 @@ class Search:
         self.params = params
         self.simulator = simulator or Simulator(params)
         self.size = board.size
-        self.tree = Tree(board.size, params.max_nodes)
+        self.tree = Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
         self._new_root(board)
         rng = np.random.default_rng(params.seed)
         self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
@@ -158,7 +158,7 @@ class Search:
     def _new_root(self, board: Board) -> None:
         self._codes = {}  # node -> device prior codes (int8 [P]) waiting for the node's first descent
         self.tree.num_nodes = 0
-        self.root = self.tree.add(board.copy(), -1, -1, self.params.pass_in_tree == "always")
+        self.root = self.tree.add(board.copy(), -1, -1)
         priors.initialise(self.tree, self.root, self.params)
 
     @property
@@ -209,7 +209,7 @@ class Search:
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
-                child = tree.add(board, node, a, params.pass_in_tree == "always", lazy=True)
+                child = tree.add(board, node, a, lazy=True)
                 nodes.append(child)
             break
         leaf = Leaf(nodes, actions, board)

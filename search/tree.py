@@ -6,7 +6,7 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   prior[i, a]         heuristic H(s,a) from the mover's view (for display)
   legal[i, a]         bool: legal under positional superko
   child[i, a]         int32 node index, -1 when not expanded
-  legal_ready[i]      bool: legal[i] filled (lazily: see Tree.legal_ready)
+  legal_ready[i]      bool: legal[i] is filled (lazily: see Tree.ensure_legal)
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
 Bytes per node: 25 * (P + 1) + 23, plus the host board the node keeps (about 1-2 KB):
@@ -21,7 +21,8 @@ from kernels.host import Board
 
 
 class Tree:
-    def __init__(self, size: int, capacity: int):
+    def __init__(self, size: int, capacity: int, pass_always: bool = True):
+        """pass_always: pass is a legal tree action at every node (SearchParams.pass_in_tree)."""
         self.size = size
         self.num_actions = size * size + 1  # A
         self.pass_action = size * size
@@ -46,7 +47,7 @@ class Tree:
         self.parent_action = np.full(capacity, -1, np.int32)
         self.boards: list[Board | None] = [None] * capacity
         self.num_nodes = 0
-        self._pass_always = True
+        self.pass_always = pass_always
 
     @property
     def full(self) -> bool:
@@ -57,7 +58,7 @@ class Tree:
                   self.wins, self.to_play, self.parent, self.parent_action, self.initialised, self.legal_ready)
         return sum(a.nbytes for a in arrays) // self.capacity
 
-    def add(self, board: Board, parent: int, action: int, pass_always: bool = True, lazy: bool = False) -> int:
+    def add(self, board: Board, parent: int, action: int, lazy: bool = False) -> int:
         """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
         legal mask is left for `set_legal` / `ensure_legal`: most leaves get it from the device."""
         i = self.num_nodes
@@ -70,7 +71,6 @@ class Tree:
         self.initialised[i] = False
         self.legal[i] = False
         self.legal_ready[i] = False
-        self._pass_always = pass_always  # one search's setting: the same for every node
         self.boards[i] = board
         if not lazy:
             self.ensure_legal(i)
@@ -93,7 +93,7 @@ class Tree:
         # Without pass_always, pass joins the tree only where it can end the game or every legal
         # move fills an own eye (the playout policy's rule): it saves the simulations spent on
         # pass nodes, but the tree then cannot see that passing beats a self-atari.
-        if self._pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
+        if self.pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
             self.legal[i, self.pass_action] = True
         self.legal_ready[i] = True
 
