@@ -41,11 +41,8 @@ def geometry_of(state: BoardState) -> Geometry:
     return Geometry(int(round(m ** 0.5)) - 2)
 
 
-def host_arrays(board: Board, chains: bool = True) -> dict[str, np.ndarray]:
-    """One host board -> the numpy fields of its device state (chains from its cached labelling).
-
-    chains=False leaves chain = own index and libs = 0 everywhere, for `rules.with_chains` to
-    fill on the device (the search's leaves: it saves the host a chain labelling per leaf)."""
+def host_arrays(board: Board) -> dict[str, np.ndarray]:
+    """One host board -> the numpy fields of its device state (chains from its cached labelling)."""
     g = board.geometry
     color = np.full(g.num_cells, BORDER, np.int8)
     color[g.point_to_cell] = board.stones
@@ -61,8 +58,6 @@ def host_arrays(board: Board, chains: bool = True) -> dict[str, np.ndarray]:
     fields = dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
                   passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
                   prev=cell_of(2))
-    if not chains:
-        return fields
     stones, root, _ = board.chain_arrays()
     pts = np.flatnonzero(board.stones)
     r = root[pts]
@@ -83,7 +78,7 @@ def batch_from_host(boards: list[Board], chains: bool = True) -> BoardState:
     chains=False the chain fields are placeholders: pass the result through `rules.with_chains`."""
     if not chains:
         return jax.tree_util.tree_map(jnp.asarray, numpy_batch(boards))
-    arrays = [host_arrays(b, chains) for b in boards]
+    arrays = [host_arrays(b) for b in boards]
     return BoardState(**{k: jnp.asarray(np.stack([a[k] for a in arrays])) for k in arrays[0]})
 
 
