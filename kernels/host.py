@@ -248,8 +248,8 @@ class Board:
     def superko_filter(self, legal: np.ndarray, capture: np.ndarray) -> list[int]:
         """`legal_points()` from the device's masks for this position (bool [P] each: legal
         under simple ko, and legal AND capturing): drops the moves that repeat an earlier
-        position.  Only a capture can do that cheaply enough to matter, but the hash test runs
-        for every point (XOR for the rest, a real `_try` for the captures)."""
+        position.  The Zobrist hash after each move is one XOR for a plain move; a capture is
+        played out with `_try` to know which stones leave."""
         points = np.flatnonzero(legal)
         z = zobrist_table(self.size * self.size)
         after = self.hash ^ z[self.to_play, points]

@@ -75,8 +75,8 @@ def legal_mask(state: BoardState, exclude_eyes: bool = False) -> jax.Array:
 
 def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     """(legal, capture) bool [M]: `legal_mask` without the eye rule, and the legal cells that
-    take the last liberty of an opponent chain (only those can repeat an earlier position, so
-    the host checks positional superko for them alone)."""
+    take the last liberty of an opponent chain (for those the host's superko check must play
+    the move out to know the position after it; see Board.superko_filter)."""
     c, ch, lb = state.color, state.chain, state.libs
     me = state.to_play.astype(c.dtype)
     opp = (3 - me).astype(c.dtype)

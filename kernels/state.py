@@ -55,9 +55,6 @@ def host_arrays(board: Board) -> dict[str, np.ndarray]:
             return np.int32(0)
         return np.int32(g.point_to_cell[board.moves[-back][1]])
 
-    fields = dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
-                  passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
-                  prev=cell_of(2))
     stones, root, _ = board.chain_arrays()
     pts = np.flatnonzero(board.stones)
     r = root[pts]
@@ -65,7 +62,9 @@ def host_arrays(board: Board) -> dict[str, np.ndarray]:
     pseudo = np.bincount(r, weights=empty_nbrs, minlength=g.num_points)  # per root point
     chain[g.point_to_cell[pts]] = g.point_to_cell[r]
     libs[g.point_to_cell[pts]] = pseudo[r]
-    return fields
+    return dict(color=color, chain=chain, libs=libs, ko=np.int32(ko), to_play=np.int8(board.to_play),
+                passes=np.int8(min(board.passes, 2)), komi=np.float32(board.komi), last=cell_of(1),
+                prev=cell_of(2))
 
 
 def from_host(board: Board) -> BoardState:
