@@ -164,7 +164,8 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
 
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history, jnp.full(b, -1, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
+            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
+    # first starts at -2 ("none"): when every start is already over the loop body never runs.
     state, amaf, moves, done, _, history, first, counts = jax.lax.while_loop(cond, body, init)
     return state, amaf, moves, (moves >= cap) & (state.passes < 2), history, first, counts
 

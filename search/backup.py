@@ -2,9 +2,10 @@
 
 A simulation path is s_0 .. s_T (nodes; s_T the node created for the leaf, if there was room)
 with tree actions a_0 .. a_{T'-1} leading to the leaf position, followed by K playouts.
-`backup_leaf` applies what the device reduced for those K playouts (win sum, first moves, AMAF
-tables); `reference_backup` follows Algorithm 2 (seed 001) literally, one playout at a time,
-from the recorded move list, and exists to test the first against.
+`backup_round` applies what the device reduced for those K playouts (win sum, first moves, AMAF
+tables) for all L leaves of a device call at once; `reference_backup` follows Algorithm 2
+(seed 001) literally, one playout at a time, from the recorded move list, and exists to test
+the first against.
 """
 
 from __future__ import annotations
@@ -26,21 +27,32 @@ class Leaf:
     virtual: float = 0.0  # virtual loss applied along the path (removed at backup)
 
 
-def _tree_credits(actions: list[int], t: int, rule: str, pass_action: int) -> tuple[list[int], set[int]]:
-    """For node s_t: the tree moves a_u (u >= t, same colour as s_t's mover) that AMAF credits,
-    and the points the playouts must not credit (already played after s_t, per `rule`)."""
-    credited, seen_any, seen_same = [], set(), set()
-    for u in range(t, len(actions)):
-        a = actions[u]
-        same = (u - t) % 2 == 0
+def _path_credits(actions: list[int], m: int, rule: str, pass_action: int):
+    """For the nodes s_0 .. s_{m-1} of one path: the tree moves a_u (u >= t, s_t's mover) that
+    AMAF credits at s_t, and the points its playouts must not credit there (already played
+    after s_t, per `rule`).  Returns (credited, excluded), each a pair of index lists (t, point)."""
+    credited, excluded = ([], []), ([], [])
+    later: dict[int, int] = {}  # point -> first u >= t where it is played (rule "first")
+    same = ({}, {})  # by parity of u: points played by one colour at u >= t (rule "same_colour")
+    for t in range(len(actions) - 1, -1, -1):  # s_t with t = len(actions) credits nothing
+        a = actions[t]
         if a != pass_action:
-            blocked = a in seen_any if rule == "first" else (same and a in seen_same)
-            if same and not blocked:
-                credited.append(a)
-            seen_any.add(a)
-            if same:
-                seen_same.add(a)
-    excluded = seen_any if rule == "first" else seen_same
+            later[a] = t
+            same[t % 2][a] = t
+        if t >= m:
+            continue
+        if rule == "first":
+            for point, u in later.items():
+                excluded[0].append(t)
+                excluded[1].append(point)
+                if (u - t) % 2 == 0:
+                    credited[0].append(t)
+                    credited[1].append(point)
+        else:  # credited once each and excluded: same colour, so the same points
+            for point in same[t % 2]:
+                for out in (credited, excluded):
+                    out[0].append(t)
+                    out[1].append(point)
     return credited, excluded
 
 
@@ -54,37 +66,71 @@ def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0)
             tree.w[s, a] += sign * amount
 
 
-def backup_leaf(tree: Tree, leaf: Leaf, k: int, wins: float, first_moves: np.ndarray, z: np.ndarray,
-                amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> None:
-    """Back up K playouts of one leaf.  first_moves [K] (point, -1 pass, -2 none), z [K],
-    amaf_count / amaf_wins [2, P] (row 0 Black, 1 White) as the device reduced them."""
-    if leaf.virtual:
-        apply_virtual_loss(tree, leaf, leaf.virtual, sign=-1.0)
+def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
+                 z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> None:
+    """Back up K playouts of each of the leaves at once, removing their virtual loss.
+
+    wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
+    -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
+    reduced them; rows beyond len(leaves) are padding."""
     p = tree.pass_action
-    for t, s in enumerate(leaf.nodes):
-        tree.node_n[s] += k
-        tree.sims[s] += k
-        tree.wins[s] += wins
-        if t < len(leaf.actions):
-            a = leaf.actions[t]
-            tree.n[s, a] += k
-            tree.w[s, a] += wins
-        else:  # the new node: its edge is each playout's own first move (Algorithm 2's a_T)
-            acts = np.where(first_moves < 0, p, first_moves).astype(np.int64)
-            ok = tree.legal[s, acts] & (first_moves != -2)
-            np.add.at(tree.n[s], acts[ok], 1.0)
-            np.add.at(tree.w[s], acts[ok], z[ok])
-        credited, excluded = _tree_credits(leaf.actions, t, rule, p)
-        for a in credited:
-            if tree.legal[s, a]:
-                tree.na[s, a] += k
-                tree.wa[s, a] += wins
-        row = 0 if tree.to_play[s] == 1 else 1
-        mask = tree.legal[s, :p].copy()
-        if excluded:
-            mask[list(excluded)] = False
-        tree.na[s, :p] += np.where(mask, amaf_count[row], 0)
-        tree.wa[s, :p] += np.where(mask, amaf_wins[row], 0.0)
+    wins = np.asarray(wins, np.float32)
+    pair_node, pair_leaf = [], []  # one pair per (leaf, node on its path)
+    edge_node, edge_action, edge_leaf, edge_virtual = [], [], [], []
+    cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
+    new_node, new_leaf = [], []
+    for i, leaf in enumerate(leaves):
+        base = len(pair_node)
+        pair_node += leaf.nodes
+        pair_leaf += [i] * len(leaf.nodes)
+        t_edges = len(leaf.actions)
+        edge_node += leaf.nodes[:t_edges]
+        edge_action += leaf.actions
+        edge_leaf += [i] * t_edges
+        edge_virtual += [leaf.virtual] * t_edges
+        if len(leaf.nodes) > t_edges:  # the new node: its edge is each playout's own first move
+            new_node.append(leaf.nodes[-1])
+            new_leaf.append(i)
+        (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
+        cred_pair += [base + t for t in ct]
+        cred_point += ca
+        excl_pair += [base + t for t in et]
+        excl_point += ea
+    s = np.asarray(pair_node, np.int64)
+    li = np.asarray(pair_leaf, np.int64)
+    # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
+    np.add.at(tree.node_n, s, float(k))
+    np.add.at(tree.sims, s, float(k))
+    np.add.at(tree.wins, s, wins[li])
+    if edge_node:
+        es, ea = np.asarray(edge_node, np.int64), np.asarray(edge_action, np.int64)
+        el, ev = np.asarray(edge_leaf, np.int64), np.asarray(edge_virtual, np.float32)
+        white = tree.to_play[es] == 2
+        np.add.at(tree.node_n, es, -ev)
+        np.add.at(tree.n, (es, ea), k - ev)
+        np.add.at(tree.w, (es, ea), wins[el] - np.where(white, ev, 0.0))
+    if new_node:
+        nn, nl = np.asarray(new_node, np.int64), np.asarray(new_leaf, np.int64)
+        fm = np.asarray(first_moves)[nl]
+        acts = np.where(fm < 0, p, fm).astype(np.int64)
+        rows = np.broadcast_to(nn[:, None], acts.shape)
+        ok = tree.legal[rows, acts] & (fm != -2)
+        np.add.at(tree.n, (rows[ok], acts[ok]), 1.0)
+        np.add.at(tree.w, (rows[ok], acts[ok]), np.asarray(z, np.float32)[nl][ok])
+    # AMAF (eq. 16-17): the playouts' tables where not excluded, plus the credited tree moves;
+    # both only where the action is legal at s_t.
+    legal = tree.legal[s, :p]
+    credit = np.zeros_like(legal)
+    credit[cred_pair, cred_point] = True
+    open_ = legal.copy()
+    open_[excl_pair, excl_point] = False
+    credit &= legal
+    colour = (tree.to_play[s] == 2).astype(np.int64)
+    count = np.asarray(amaf_count, np.float32)[li, colour]
+    won = np.asarray(amaf_wins, np.float32)[li, colour]
+    # np.add.at sums the repeated rows (the root is on every path)
+    np.add.at(tree.na[:, :p], s, np.where(open_, count, 0.0) + np.where(credit, float(k), 0.0))
+    np.add.at(tree.wa[:, :p], s, np.where(open_, won, 0.0) + np.where(credit, wins[li][:, None], 0.0))
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:

@@ -21,7 +21,7 @@ from kernels.host import Board
 from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from kernels.state import geometry_of, numpy_batch
 from search import priors
-from search.backup import Leaf, apply_virtual_loss, backup_leaf
+from search.backup import Leaf, apply_virtual_loss, backup_round
 from search.params import SearchParams
 from search.select import q_star, select_action
 from search.tree import Tree
@@ -249,7 +249,6 @@ class Search:
     def _backup(self, leaves: list[Leaf], result: PlayoutResult) -> tuple[np.ndarray, int]:
         r = jax.device_get(result)
         k = self.params.playouts_per_leaf
-        own = np.zeros(self.size * self.size)
         for i, leaf in enumerate(leaves):
             new = leaf.nodes[-1]
             if len(leaf.nodes) > len(leaf.actions) and not self.tree.legal_ready[new]:
@@ -257,9 +256,9 @@ class Search:
                 self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
                 if r.start_prior is not None and not self.tree.initialised[new]:
                     self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
-            backup_leaf(self.tree, leaf, k, float(r.wins[i]), r.first_move[i], r.z[i], r.amaf_count[i],
-                        r.amaf_wins[i], self.params.amaf_rule)
-            own += r.ownership[i] * k
+        backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
+                     self.params.amaf_rule)
+        own = (r.ownership[:len(leaves)] * k).sum(axis=0)
         return own, int(r.cap_hit[:len(leaves)].sum())
 
     def _decided(self, remaining: int) -> bool:

@@ -125,3 +125,22 @@ def test_compiles_once_per_shape():
     fn = jax.jit(traced)
     for seed in range(3):
         jax.block_until_ready(fn(empty_boards(g, 3), jax.random.key(seed)).wins)
+
+
+def test_a_batch_of_finished_games_plays_nothing():
+    """Two passes end the game: no playout moves, no first move (-2, not pass), the score as
+    it stands.  With every start over, the loop body never runs at all."""
+    over = board("""
+        . X O . .
+        X X O . .
+        . X O O O
+        X X O . .
+        . X O . .""", komi=0.5)
+    over.play(None)
+    over.play(None)
+    assert over.game_over
+    res = jax.device_get(run_playouts(stack([from_host(over)] * 2), jax.random.key(0), 3))
+    np.testing.assert_array_equal(res.first_move, -2)
+    np.testing.assert_array_equal(res.moves, 0)
+    np.testing.assert_array_equal(res.amaf_count, 0)
+    assert res.score[0, 0] == pytest.approx(over.score())

@@ -9,7 +9,7 @@ import pytest
 from kernels.host import Board
 from kernels.playout import run_playouts
 from kernels.state import batch_from_host
-from search.backup import backup_leaf, reference_backup
+from search.backup import backup_round, reference_backup
 from search.mcts import Search, Simulator
 from search.params import SearchParams
 from search.priors import mogo_values
@@ -58,9 +58,9 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
             priors.initialise(reference, int(node), params)
         reference.num_nodes = search.tree.num_nodes
         res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(round_)))
+        backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
+                     res.amaf_count, res.amaf_wins, amaf_rule)
         for i, leaf in enumerate(leaves):
-            backup_leaf(search.tree, leaf, params.playouts_per_leaf, float(res.wins[i]), res.first_move[i],
-                        res.z[i], res.amaf_count[i], res.amaf_wins[i], amaf_rule)
             for j in range(params.playouts_per_leaf):
                 moves = [int(m) for m in res.history[i, j] if m != -2]
                 reference_backup(reference, leaf, moves, float(res.z[i, j]), amaf_rule)
@@ -76,16 +76,27 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
 
 
 def test_virtual_loss_is_removed_exactly():
+    import dataclasses
+    from search.backup import apply_virtual_loss
     params = SearchParams(leaves=3, playouts_per_leaf=2, prior="none", seed=2)
     search = Search(Board(5), params)
     search.run(simulations=24)
     before = copy.deepcopy(search.tree)
     leaves = [search._descend() for _ in range(3)]
-    from search.backup import apply_virtual_loss
+    k = before.num_nodes
+    assert not np.array_equal(search.tree.n[:k], before.n[:k])  # the descents put it on
+    clean = copy.deepcopy(search.tree)
     for leaf in leaves:
-        apply_virtual_loss(search.tree, leaf, leaf.virtual, sign=-1.0)
+        apply_virtual_loss(clean, leaf, leaf.virtual, sign=-1.0)
     for name in ("n", "w", "node_n"):
-        np.testing.assert_allclose(getattr(search.tree, name)[:before.num_nodes], getattr(before, name)[:before.num_nodes])
+        np.testing.assert_allclose(getattr(clean, name)[:k], getattr(before, name)[:k])
+    # The round's backup takes it off as it adds the results.
+    res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(0)))
+    args = (params.playouts_per_leaf, res.wins, res.first_move, res.z, res.amaf_count, res.amaf_wins, "first")
+    backup_round(search.tree, leaves, *args)
+    backup_round(clean, [dataclasses.replace(l, virtual=0.0) for l in leaves], *args)
+    for name in ("n", "w", "na", "wa", "node_n", "sims", "wins"):
+        np.testing.assert_allclose(getattr(search.tree, name), getattr(clean, name), err_msg=name)
 
 
 def test_node_budget_holds_and_search_still_runs():
