@@ -177,6 +177,16 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
             bar.update(1)
     bar.close()
     med = statistics.median
+    # The device alone: as many calls of L leaves x K playouts, back to back, with no host work
+    # in between.  A search that takes about this long is bound by the playouts, not the tree.
+    rounds = int(med([r.simulations // params.batch for r in rows]))
+    alone = []
+    for i, pos in enumerate(positions):
+        t0 = time.perf_counter()
+        for c in range(rounds):
+            jax.block_until_ready(simulator.dispatch([pos] * params.leaves, jax.random.key(1000 * i + c)).wins)
+        alone.append(time.perf_counter() - t0)
+    leaves = [r.simulations // params.playouts_per_leaf for r in rows]
     return {
         "board": board, "simulations": simulations, "leaves": params.leaves,
         "playouts_per_leaf": params.playouts_per_leaf, "selection": params.selection, "prior": params.prior,
@@ -185,10 +195,13 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         "sec_per_search": med([r.seconds for r in rows]),
         "host_fraction": med([r.host_fraction for r in rows]),
         "device_wait_fraction": med([r.device_wait_seconds / r.seconds for r in rows]),
+        "host_cpu_fraction": med([r.host_cpu_seconds / r.seconds for r in rows]),
+        "host_cpu_ms_per_leaf": med([1e3 * r.host_cpu_seconds / n for r, n in zip(rows, leaves)]),
+        "device_alone_sec": med(alone),
         "nodes": med([r.nodes for r in rows]), "max_depth": med([r.max_depth for r in rows]),
         # Device calls per search: each is one round of feedback to the tree, and at equal
         # simulations the number of rounds is what strength depends on (bench/README.md).
-        "rounds": med([r.simulations // params.batch for r in rows]),
+        "rounds": rounds,
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(), **versions(),
     }
@@ -204,6 +217,10 @@ def format_search_report(r: dict) -> str:
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",
         f"  host            {r['host_fraction']:.0%} of wall time (descent + backup + leaf conversion);"
         f" waiting for the device {r['device_wait_fraction']:.0%}",
+        f"  host CPU        {r['host_cpu_ms_per_leaf']:.2f} ms per leaf, {r['host_cpu_fraction']:.0%} of wall time"
+        f" (the search thread's CPU time: without the waits for a core it shares with the playouts)",
+        f"  device alone    {r['device_alone_sec']:.2f} s for the same {r['rounds']:.0f} calls back to back,"
+        f" no host work ({r['device_alone_sec'] / r['sec_per_search']:.0%} of a search)",
         f"  tree            {r['nodes']:.0f} nodes, depth {r['max_depth']:.0f} (medians);"
         f" {r['rounds']:.0f} device calls (rounds) per search",
         f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",

@@ -127,6 +127,9 @@ class SearchResult:
     simulations: int
     seconds: float
     host_seconds: float  # descent + backup + leaf conversion
+    host_cpu_seconds: float  # the same blocks in CPU time of the search's thread: what the host
+    #                          work costs, without the time it waits for a core (on a CPU backend
+    #                          the playouts' threads share the cores with it)
     device_wait_seconds: float  # blocked waiting for the device
     nodes: int
     max_depth: int
@@ -280,7 +283,7 @@ class Search:
         per_call = p.batch
         t_start = time.perf_counter()
         deadline = t_start + seconds if seconds is not None else None
-        host = wait = 0.0
+        host = wait = cpu = 0.0
         done = 0
         own = np.zeros(self.size * self.size)
         caps = 0
@@ -292,7 +295,7 @@ class Search:
                 or (deadline is not None and time.perf_counter() >= deadline)
                 or (stop_early and simulations is not None and self._decided(simulations - launched))
                 or self.root_board.game_over)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             if not stop:
                 leaves = [self._descend() for _ in range(p.leaves)]
                 self._calls += 1
@@ -300,23 +303,25 @@ class Search:
                 future = self.simulator.dispatch([leaf.board for leaf in leaves],
                                                  jax.random.fold_in(self._key, self._calls), pools)
             host += time.perf_counter() - t0
+            cpu += time.thread_time() - c0
             if pending is not None:
                 t0 = time.perf_counter()
                 jax.block_until_ready(pending[1].wins)
                 wait += time.perf_counter() - t0
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 o, c = self._backup(*pending)
                 own += o
                 caps += c
                 done += per_call
                 host += time.perf_counter() - t0
+                cpu += time.thread_time() - c0
             if stop:
                 break
             pending = (leaves, future)
-        return self._result(done, time.perf_counter() - t_start, host, wait, own / max(done, 1), caps)
+        return self._result(done, time.perf_counter() - t_start, host, cpu, wait, own / max(done, 1), caps)
 
     # --- reporting ---------------------------------------------------------------------------
-    def _result(self, sims, seconds, host, wait, ownership, caps) -> SearchResult:
+    def _result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
         tree, params, root = self.tree, self.params, self.root
         mover_black = tree.to_play[root] == 1
         pc = self._prior_count()
@@ -340,7 +345,7 @@ class Search:
         return SearchResult(
             move=best.move, value=best.q if best.visits else best.q_star,
             root_value=float(mine(root_black)), simulations=sims, seconds=seconds,
-            host_seconds=host, device_wait_seconds=wait, nodes=tree.num_nodes, max_depth=self._depth(),
+            host_seconds=host, host_cpu_seconds=cpu, device_wait_seconds=wait, nodes=tree.num_nodes, max_depth=self._depth(),
             moves=stats, pv=self._pv(), ownership=ownership.astype(np.float32), cap_hits=caps)
 
     def variation(self, action: int, max_len: int = 20) -> list[int | None]:

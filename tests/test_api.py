@@ -33,6 +33,21 @@ def test_bench_cli_times_mogo_beside_uniform(capsys):
     assert abs(sum(r["rule_share"].values()) - 1) < 1e-6 and r["rule_share"]["pattern"] > 0
 
 
+def test_bench_search_json_has_the_fields_the_issue_names(capsys):
+    import json
+    from gojax.cli import main
+    assert main(["bench", "--search", "--board", "5", "--simulations", "64", "--leaves", "4",
+                 "--playouts-per-leaf", "4", "--json", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    r = json.loads(out.strip().splitlines()[-1])
+    for key in ("simulations_per_sec", "host_fraction", "leaves", "playouts_per_leaf", "device"):
+        assert key in r, key
+    assert (r["leaves"], r["playouts_per_leaf"], r["rounds"]) == (4, 4, 4)
+    # CPU time of the search thread cannot exceed its wall time; the device-alone replay ran
+    assert 0 < r["host_cpu_fraction"] <= r["host_fraction"] + 0.05 and r["device_alone_sec"] > 0
+    assert "device alone" in out
+
+
 def test_policy_flags_reach_the_search_parameters():
     import pytest
     from gojax.cli import build_parser, search_params
