@@ -67,12 +67,13 @@ def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0)
 
 
 def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
-                 z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> None:
+                 z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> np.ndarray:
     """Back up K playouts of each of the leaves at once, removing their virtual loss.
 
     wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
     -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
-    reduced them; rows beyond len(leaves) are padding."""
+    reduced them; rows beyond len(leaves) are padding.  Returns the nodes whose statistics
+    changed (each once)."""
     p = tree.pass_action
     wins = np.asarray(wins, np.float32)
     pair_node, pair_leaf = [], []  # one pair per (leaf, node on its path)
@@ -131,6 +132,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     # np.add.at sums the repeated rows (the root is on every path)
     np.add.at(tree.na[:, :p], s, np.where(open_, count, 0.0) + np.where(credit, float(k), 0.0))
     np.add.at(tree.wa[:, :p], s, np.where(open_, won, 0.0) + np.where(credit, wins[li][:, None], 0.0))
+    return np.unique(s)
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:

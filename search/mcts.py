@@ -23,7 +23,7 @@ from kernels.state import geometry_of, numpy_batch
 from search import priors
 from search.backup import Leaf, apply_virtual_loss, backup_round
 from search.params import SearchParams
-from search.select import q_star, select_action
+from search.select import q_star, refresh, refresh_path, select_action
 from search.tree import Tree
 
 
@@ -151,9 +151,9 @@ class Search:
         self.simulator = simulator or Simulator(params)
         self.size = board.size
         self.tree = Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
-        self._new_root(board)
         rng = np.random.default_rng(params.seed)
         self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
+        self._new_root(board)
         self._key = jax.random.key(params.seed)
         self._calls = 0
 
@@ -162,7 +162,15 @@ class Search:
         self._codes = {}  # node -> device prior codes (int8 [P]) waiting for the node's first descent
         self.tree.num_nodes = 0
         self.root = self.tree.add(board.copy(), -1, -1)
-        priors.initialise(self.tree, self.root, self.params)
+        self._initialise(self.root)
+
+    def _initialise(self, node: int, codes: np.ndarray | None = None) -> None:
+        """Before the first descent through a node: its legal moves (if its playouts have not
+        sent them yet), its prior (`codes`: the device's MoGo verdicts, if they came) and its
+        cached values."""
+        self.tree.ensure_legal(node)
+        priors.initialise(self.tree, node, self.params, codes)
+        refresh(self.tree, [node], self.params, self._jitter)
 
     @property
     def root_board(self) -> Board:
@@ -199,9 +207,8 @@ class Search:
         board = tree.boards[node]
         while not board.game_over:
             if not tree.initialised[node]:
-                tree.ensure_legal(node)  # reached before its first backup filled it
-                priors.initialise(tree, node, params, self._codes.pop(node, None))
-            a = select_action(tree, node, params, self._jitter)
+                self._initialise(node, self._codes.pop(node, None))
+            a = select_action(tree, node)
             actions.append(a)
             child = int(tree.child[node, a])
             if child >= 0:
@@ -219,6 +226,7 @@ class Search:
         if params.virtual_loss:
             leaf.virtual = params.virtual_loss * params.playouts_per_leaf
             apply_virtual_loss(tree, leaf, leaf.virtual)
+            refresh_path(tree, leaf.nodes, leaf.actions, params, self._jitter)  # the round's next leaves see it
         return leaf
 
     def _pools(self, leaves: list[Leaf]) -> np.ndarray:
@@ -259,8 +267,9 @@ class Search:
                 self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
                 if r.start_prior is not None and not self.tree.initialised[new]:
                     self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
-        backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
-                     self.params.amaf_rule)
+        touched = backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
+                               self.params.amaf_rule)
+        refresh(self.tree, touched, self.params, self._jitter)
         own = (r.ownership[:len(leaves)] * k).sum(axis=0)
         return own, int(r.cap_hit[:len(leaves)].sum())
 

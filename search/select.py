@@ -1,7 +1,14 @@
-"""Child selection at one node, vectorised over its actions (seed 000 eq. 7, 12, 18, 19, 47).
+"""Child selection (seed 000 eq. 7, 12, 18, 19, 47), vectorised over actions and nodes.
 
 All statistics are stored from Black's view; the mover's view is taken here (1 - Q for White),
-and the mover always maximises."""
+and the mover always maximises.
+
+The tree keeps each node's row of values in `Tree.value` (plus the search's tie-breaking
+jitter), so that a descent step is one argmax.  Rows are recomputed together, in one call, for
+every node a round's backup touched (`refresh`); a virtual loss changes one edge per node on
+the path, and where the value of an edge depends on that edge alone (MC-RAVE with the
+minimum-MSE schedule and no exploration term, the default) only those edges are recomputed,
+in plain Python (`edge_value`); otherwise the path's rows are."""
 
 from __future__ import annotations
 
@@ -16,27 +23,23 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return num / np.maximum(den, 1e-30)
 
 
-def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
-    """[A] the value the tree policy maximises at `node`; -inf for illegal actions.
-
-    Called once per tree level per simulation round on arrays of P + 1 floats, so it is
-    written as few whole-array numpy operations (their fixed cost dominates at this size)."""
-    n, w = tree.n[node], tree.w[node]
-    white = tree.to_play[node] == 2
+def values(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
+    """float32 [len(nodes), A]: the value the tree policy maximises at each node; -inf for
+    illegal actions."""
+    n, w = tree.n[nodes], tree.w[nodes]
+    white = (tree.to_play[nodes] == 2)[:, None]
     q = _ratio(w, n)
-    if white:
-        q = 1.0 - q
-    big_n = max(float(tree.node_n[node]), 1.0)
+    q = np.where(white, 1.0 - q, q)
+    big_n = np.maximum(tree.node_n[nodes], 1.0)[:, None]
     if params.selection == "uct":  # eq. 7
         explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
         value = np.where(n > 0, q + params.uct_c * explore, params.fpu)
     else:
-        na = tree.na[node]
-        qa = _ratio(tree.wa[node], na)
-        if white:
-            qa = 1.0 - qa
+        na = tree.na[nodes]
+        qa = _ratio(tree.wa[nodes], na)
+        qa = np.where(white, 1.0 - qa, qa)
         if params.schedule == "hand":  # eq. 19
-            beta = np.float32(np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k)))
+            beta = np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k))
         else:  # eq. 47
             beta = _ratio(na, n + na + (4.0 * params.rave_bias ** 2) * n * na)
         # eq. 12; with no MC data beta is 1 (eq. 47) and with no AMAF data Q~ = 0 must not
@@ -47,13 +50,61 @@ def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
         if params.rave_c:  # eq. 18
             explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
             value = value + np.where(has_n, params.rave_c * explore, 0.0)
-    return np.where(tree.legal[node], value, -np.inf)
+    return np.where(tree.legal[nodes], value, -np.inf).astype(np.float32)
 
 
-def select_action(tree: Tree, node: int, params: SearchParams, jitter: np.ndarray) -> int:
-    """argmax of action_values; `jitter` ([A], tiny, fixed per search) breaks ties without a bias
-    towards A1."""
-    return int(np.argmax(action_values(tree, node, params) + jitter))
+def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
+    """[A] `values` at one node (no jitter)."""
+    return values(tree, np.array([node]), params)[0]
+
+
+def per_edge(params: SearchParams) -> bool:
+    """Does an edge's value depend on that edge's statistics alone (not on N(s))?"""
+    return params.selection == "rave" and params.schedule == "mse" and not params.rave_c
+
+
+def edge_value(tree: Tree, s: int, a: int, params: SearchParams) -> float:
+    """`values` of one legal edge when `per_edge(params)`: eq. 12 with eq. 47, in Python
+    floats (a dozen numpy calls on one element would cost ten times more).
+    tests/test_search.py holds it equal to the vectorised rows."""
+    n, w, na, wa = float(tree.n[s, a]), float(tree.w[s, a]), float(tree.na[s, a]), float(tree.wa[s, a])
+    white = tree.to_play[s] == 2
+    if n > 0:
+        q = w / n
+        q = 1.0 - q if white else q
+        if na <= 0:
+            return q
+        qa = wa / na
+        qa = 1.0 - qa if white else qa
+        beta = na / (n + na + 4.0 * params.rave_bias ** 2 * n * na)
+        return q + beta * (qa - q)
+    if na > 0:
+        qa = wa / na
+        return 1.0 - qa if white else qa
+    return params.fpu
+
+
+def refresh(tree: Tree, nodes, params: SearchParams, jitter: np.ndarray) -> None:
+    """Recompute the cached rows of `nodes` (repeats only cost time) after their statistics
+    changed.  `jitter` ([A], tiny, fixed per search) is stored with them: it breaks ties
+    without a bias towards A1."""
+    nodes = np.asarray(nodes, np.int64)
+    tree.value[nodes] = values(tree, nodes, params) + jitter
+
+
+def refresh_path(tree: Tree, nodes: list[int], actions: list[int], params: SearchParams,
+                 jitter: np.ndarray) -> None:
+    """After a change to the edges (nodes[t], actions[t]) alone (a virtual loss)."""
+    if not per_edge(params):
+        refresh(tree, nodes[:len(actions)], params, jitter)
+        return
+    for s, a in zip(nodes, actions):
+        tree.value[s, a] = edge_value(tree, s, a, params) + jitter[a]
+
+
+def select_action(tree: Tree, node: int) -> int:
+    """The action with the highest cached value."""
+    return int(np.argmax(tree.value[node]))
 
 
 def q_star(tree: Tree, node: int, params: SearchParams) -> np.ndarray:

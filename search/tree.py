@@ -5,12 +5,15 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   na[i, a], wa[i, a]  AMAF N~(s,a) and win sum (Q~ = wa / na)
   prior[i, a]         heuristic H(s,a) from the mover's view (for display)
   legal[i, a]         bool: legal under positional superko
+  value[i, a]         the tree policy's value of the action for the mover, plus the search's
+                      tie-breaking jitter: a cache that search/select.py keeps up to date, so
+                      that a descent step is one argmax
   child[i, a]         int32 node index, -1 when not expanded
   legal_ready[i]      bool: legal[i] is filled (lazily: see Tree.ensure_legal)
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
-Bytes per node: 25 * (P + 1) + 23, plus the host board the node keeps (about 1-2 KB):
-9x9 2,073 B + board, 19x19 9,073 B + board.
+Bytes per node: 29 * (P + 1) + 23, plus the host board the node keeps (about 1-2 KB):
+9x9 2,401 B + board, 19x19 10,521 B + board.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Tree:
         self.na = np.zeros(shape, np.float32)
         self.wa = np.zeros(shape, np.float32)
         self.prior = np.full(shape, 0.5, np.float32)
+        self.value = np.full(shape, -np.inf, np.float32)
         self.legal = np.zeros(shape, bool)
         self.child = np.full(shape, -1, np.int32)
         self.node_n = np.zeros(capacity, np.float32)
@@ -54,7 +58,7 @@ class Tree:
         return self.num_nodes >= self.capacity
 
     def bytes_per_node(self) -> int:
-        arrays = (self.n, self.w, self.na, self.wa, self.prior, self.legal, self.child, self.node_n, self.sims,
+        arrays = (self.n, self.w, self.na, self.wa, self.prior, self.value, self.legal, self.child, self.node_n, self.sims,
                   self.wins, self.to_play, self.parent, self.parent_action, self.initialised, self.legal_ready)
         return sum(a.nbytes for a in arrays) // self.capacity
 
@@ -66,6 +70,7 @@ class Tree:
         for arr in (self.n, self.w, self.na, self.wa):
             arr[i] = 0.0
         self.prior[i] = 0.5
+        self.value[i] = -np.inf
         self.child[i] = -1
         self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
         self.initialised[i] = False
@@ -110,7 +115,7 @@ class Tree:
         order = np.asarray(keep, np.int32)
         remap = np.full(self.capacity, -1, np.int32)
         remap[order] = np.arange(len(order), dtype=np.int32)
-        for name in ("n", "w", "na", "wa", "prior", "legal", "child", "node_n", "sims", "wins", "to_play",
+        for name in ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "to_play",
                      "parent", "parent_action", "initialised", "legal_ready"):
             arr = getattr(self, name)
             arr[:len(order)] = arr[order]

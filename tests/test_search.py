@@ -12,6 +12,7 @@ from kernels.state import batch_from_host
 from search.backup import backup_round, reference_backup
 from search.mcts import Search, Simulator
 from search.params import SearchParams
+from search.select import action_values, edge_value, per_edge, refresh
 from search.priors import mogo_values
 from tests.helpers import board
 
@@ -58,8 +59,9 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
             priors.initialise(reference, int(node), params)
         reference.num_nodes = search.tree.num_nodes
         res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(round_)))
-        backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
-                     res.amaf_count, res.amaf_wins, amaf_rule)
+        touched = backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
+                               res.amaf_count, res.amaf_wins, amaf_rule)
+        refresh(search.tree, touched, params, search._jitter)  # as Search._backup does, for the next descents
         for i, leaf in enumerate(leaves):
             for j in range(params.playouts_per_leaf):
                 moves = [int(m) for m in res.history[i, j] if m != -2]
@@ -104,7 +106,38 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 25 * 50 + 23  # docs: 25 (P + 1) + 23
+    assert search.tree.bytes_per_node() == 29 * 50 + 23  # docs: 29 (P + 1) + 23
+
+
+@pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}])
+def test_cached_values_follow_the_statistics(kw):
+    """Descents read Tree.value.  After searches with tree reuse (and with a round's virtual
+    loss still on), every row a descent can read equals the values recomputed from the
+    statistics, plus the jitter; the one-edge Python twin equals the rows."""
+    params = SearchParams(leaves=8, playouts_per_leaf=2, seed=5, **kw)
+    game = Board(7)
+    search = Search(game, params)
+
+    def check(at_least):
+        tree = search.tree
+        nodes = np.flatnonzero(tree.initialised[:tree.num_nodes])
+        assert len(nodes) >= at_least
+        for node in nodes:
+            np.testing.assert_allclose(tree.value[node], action_values(tree, int(node), params) + search._jitter,
+                                       rtol=1e-5, atol=1e-6, err_msg=f"node {node}")
+            if per_edge(params):
+                for a in np.flatnonzero(tree.legal[node])[:5]:
+                    assert edge_value(tree, int(node), int(a), params) == pytest.approx(
+                        float(action_values(tree, int(node), params)[a]), rel=1e-5, abs=1e-6)
+
+    for _ in range(2):
+        result = search.run(simulations=600, stop_early=False)
+        check(50)
+        game.play(result.move)
+        search.advance(game)
+    for _ in range(4):
+        search._descend()  # virtual loss on, not yet backed up
+    check(1)
 
 
 def test_tree_reuse_keeps_the_played_subtree():
