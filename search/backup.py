@@ -66,6 +66,13 @@ def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0)
             tree.w[s, a] += sign * amount
 
 
+def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None:
+    """target[rows, cols] += values, repeats summed (the root is on every path).  np.add.at
+    on the flat view: numpy's fast path, ~4x the 2-D form here."""
+    np.add.at(target.reshape(-1), (rows * target.shape[1] + cols).ravel(),
+              np.broadcast_to(values, np.broadcast_shapes(np.shape(rows), np.shape(cols))).ravel())
+
+
 def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
                  z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> np.ndarray:
     """Back up K playouts of each of the leaves at once, removing their virtual loss.
@@ -108,16 +115,16 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
         el, ev = np.asarray(edge_leaf, np.int64), np.asarray(edge_virtual, np.float32)
         white = tree.to_play[es] == 2
         np.add.at(tree.node_n, es, -ev)
-        np.add.at(tree.n, (es, ea), k - ev)
-        np.add.at(tree.w, (es, ea), wins[el] - np.where(white, ev, 0.0))
+        _add(tree.n, es, ea, k - ev)
+        _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
     if new_node:
         nn, nl = np.asarray(new_node, np.int64), np.asarray(new_leaf, np.int64)
         fm = np.asarray(first_moves)[nl]
         acts = np.where(fm < 0, p, fm).astype(np.int64)
         rows = np.broadcast_to(nn[:, None], acts.shape)
         ok = tree.legal[rows, acts] & (fm != -2)
-        np.add.at(tree.n, (rows[ok], acts[ok]), 1.0)
-        np.add.at(tree.w, (rows[ok], acts[ok]), np.asarray(z, np.float32)[nl][ok])
+        _add(tree.n, rows[ok], acts[ok], np.float32(1.0))
+        _add(tree.w, rows[ok], acts[ok], np.asarray(z, np.float32)[nl][ok])
     # AMAF (eq. 16-17): the playouts' tables where not excluded, plus the credited tree moves;
     # both only where the action is legal at s_t.
     legal = tree.legal[s, :p]
@@ -129,9 +136,9 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     colour = (tree.to_play[s] == 2).astype(np.int64)
     count = np.asarray(amaf_count, np.float32)[li, colour]
     won = np.asarray(amaf_wins, np.float32)[li, colour]
-    # np.add.at sums the repeated rows (the root is on every path)
-    np.add.at(tree.na[:, :p], s, np.where(open_, count, 0.0) + np.where(credit, float(k), 0.0))
-    np.add.at(tree.wa[:, :p], s, np.where(open_, won, 0.0) + np.where(credit, wins[li][:, None], 0.0))
+    cols = np.arange(p)[None, :]
+    _add(tree.na, s[:, None], cols, np.where(open_, count, 0.0) + np.where(credit, float(k), 0.0))
+    _add(tree.wa, s[:, None], cols, np.where(open_, won, 0.0) + np.where(credit, wins[li][:, None], 0.0))
     return np.unique(s)
 
 

@@ -113,7 +113,7 @@ def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | 
     board = tree.boards[node]
     h = np.full(len(legal), NEUTRAL, np.float32)
     if params.prior == "mogo":
-        points = [int(a) for a in legal if a != tree.pass_action]
+        points = legal[legal != tree.pass_action].tolist()
         h[:len(points)] = mogo_values(board, points) if codes is None else values_from_codes(board, points, codes)
         if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
             h[-1] = NEUTRAL if board.passes >= 1 else BAD
