@@ -17,6 +17,7 @@ import math
 import os
 import shlex
 import sys
+import threading
 import time
 
 from gojax.gtp_client import GtpClient, GtpEngineError
@@ -93,8 +94,10 @@ def load_results(path: str) -> list[dict]:
     return out
 
 
-def _start(cmd: str, size: int, komi: float) -> GtpClient:
+def _start(cmd: str, size: int, komi: float, stop: Stop | None = None) -> GtpClient:
     client = GtpClient(_find_gnugo(cmd))
+    if stop is not None:
+        stop.track(client)
     client.send(f"boardsize {size}", timeout=300)
     client.send("clear_board", timeout=300)
     client.send(f"komi {komi}", timeout=300)
@@ -105,9 +108,47 @@ class MatchStopped(Exception):
     """The run was interrupted: the game in progress is abandoned (no record, no SGF)."""
 
 
-def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
-    """One game; returns its result record (also the SGF).  `stop` (a threading.Event): when
-    set, the game is abandoned before its next move (raises MatchStopped; engines closed)."""
+class Stop:
+    """A parallel run's ^C: a flag each game checks before its next move, and the engine and
+    referee processes in flight, killed when it fires, so that no game keeps the run waiting
+    on a long genmove or a referee's final_score."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._clients: set[GtpClient] = set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def track(self, client: GtpClient) -> GtpClient:
+        with self._lock:
+            self._clients.add(client)
+            if self._event.is_set():
+                _kill(client)
+        return client
+
+    def forget(self, client: GtpClient) -> None:
+        with self._lock:
+            self._clients.discard(client)
+
+    def fire(self) -> None:
+        with self._lock:
+            self._event.set()
+            for client in self._clients:
+                _kill(client)
+
+
+def _kill(client: GtpClient) -> None:
+    try:
+        client.proc.kill()
+    except OSError:
+        pass
+
+
+def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = None) -> dict:
+    """One game; returns its result record (also the SGF).  `stop`: when it fires, the game is
+    abandoned (raises MatchStopped; engines closed, nothing written)."""
     a_black = not cfg.alternate or index % 2 == 0
     cmds = {BLACK: cfg.engine_a if a_black else cfg.engine_b, WHITE: cfg.engine_b if a_black else cfg.engine_a}
     if cfg.vary_seeds:
@@ -124,7 +165,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
     try:
         for color in (BLACK, WHITE):
             try:
-                engines[color] = _start(cmds[color], cfg.size, cfg.komi)
+                engines[color] = _start(cmds[color], cfg.size, cfg.komi, stop)
             except (GtpEngineError, OSError) as err:
                 winner, reason = opponent(color), f"{_NAMES[color]} failed to start: {err}"
                 break
@@ -155,7 +196,14 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
                 winner, reason = color, f"{_NAMES[opponent(color)]} forfeits: {err}"
                 break
         if winner is None:
-            score = referee_score(cfg, board)
+            if stop is not None and stop.is_set():
+                raise MatchStopped(index)
+            try:
+                score = referee_score(cfg, board, stop)
+            except GtpEngineError:
+                if stop is not None and stop.is_set():  # the referee was killed by the ^C
+                    raise MatchStopped(index)
+                raise
             winner = BLACK if score > 0 else WHITE if score < 0 else None
             reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
             if len(board.moves) >= max_moves and not board.game_over:
@@ -163,6 +211,8 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
     finally:
         for e in engines.values():
             e.close()
+            if stop is not None:
+                stop.forget(e)
     if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
         raise MatchStopped(index)
     result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
@@ -181,16 +231,20 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop=None) -> dict:
     return record
 
 
-def referee_score(cfg: MatchConfig, board: Board) -> float:
+def referee_score(cfg: MatchConfig, board: Board, stop: Stop | None = None) -> float:
     """Black's margin (komi included) of the final position, by the configured referee."""
     if cfg.referee == "gnugo":
         with GtpClient(_find_gnugo(cfg.gnugo)) as ref:
+            if stop is not None:
+                stop.track(ref)
             ref.send(f"boardsize {board.size}")
             ref.send("clear_board")
             ref.send(f"komi {board.komi}")
             for color, p in board.moves:
                 ref.send(f"play {_NAMES[color]} {board.geometry.to_gtp(p)}")
             text = ref.send("final_score", timeout=300)
+            if stop is not None:
+                stop.forget(ref)
         if text in ("0", "Jigo"):
             return 0.0
         sign = 1 if text[0].upper() == "B" else -1
@@ -270,17 +324,16 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
         for i in todo:
             record(play_game(cfg, i, log))
     else:  # games wait on engine processes, so threads are enough to run them side by side
-        import threading
         from concurrent.futures import ThreadPoolExecutor, as_completed
-        stop = threading.Event()
+        stop = Stop()
         pool = ThreadPoolExecutor(jobs)
         try:
             for fut in as_completed([pool.submit(play_game, cfg, i, log, stop) for i in todo]):
                 record(fut.result())
         except KeyboardInterrupt:
-            # Stop at once: games in progress end before their next move (their engines are
-            # closed, nothing half-done is written); finished games are all in results.jsonl.
-            stop.set()
+            # Stop at once: the engines and referees in flight are killed and their games
+            # abandoned (nothing half-done is written); finished games are all in results.jsonl.
+            stop.fire()
             print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
             raise
         finally:
