@@ -85,9 +85,14 @@ def test_an_interrupted_parallel_run_stops_at_once_and_resumes(tmp_path):
     cmd = [sys.executable, "-m", "gojax", "match", "--black", gnugo(1), "--white", gnugo(1), "--games", "40",
            "--size", "9", "--alternate", "--jobs", "2", "--out", str(out), "--no-progress"]
     # A shell's background job starts with SIGINT ignored, and the child would inherit that
-    # (then Python installs no KeyboardInterrupt handler): give it the default disposition.
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # (then Python installs no KeyboardInterrupt handler).  A handler, unlike "ignore", is
+    # reset to the default at exec: hold one while starting the child (no preexec_fn, which
+    # is unsafe in a process with JAX's threads).
+    held = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, held)
     path = out / "results.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and not (path.exists() and path.read_text().count("\n") >= 1):
