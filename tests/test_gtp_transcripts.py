@@ -56,3 +56,28 @@ def test_transcript(path):
                 assert re.fullmatch(want[2:], line), f"{cmd!r}: {line!r} !~ {want[2:]!r}"
             else:
                 assert line.rstrip() == want.rstrip(), f"{cmd!r}: {line!r} != {want!r}"
+
+
+def test_a_restarted_engine_reuses_its_compiled_kernels_and_plays_the_same(tmp_path):
+    """GOJAX_COMPILE_CACHE: the first process fills the cache, the second loads from it and
+    gives the same replies (same seed); "off" writes nothing."""
+    import os
+    cache = tmp_path / "xla"
+    cmd = [sys.executable, "-m", "gojax", "gtp", "--simulations", "64", "--leaves", "4",
+           "--playouts-per-leaf", "4", "--seed", "3", "--quiet"]
+    session = "play b E5\ngenmove w\nquit\n"
+
+    home = tmp_path / "home"  # where the default cache (~/.cache/gojax/xla) would go
+
+    def run(setting):
+        env = dict(os.environ, GOJAX_COMPILE_CACHE=setting, HOME=str(home))
+        proc = subprocess.run(cmd, input=session, capture_output=True, text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    first = run(str(cache))
+    entries = sorted(p.name for p in cache.iterdir())
+    assert entries, "the first run wrote no compiled executables"
+    assert run(str(cache)) == first
+    assert sorted(p.name for p in cache.iterdir()) == entries, "the second run compiled something new"
+    assert run("off") == first and not home.exists()
