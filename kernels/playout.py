@@ -17,7 +17,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from kernels import policy, rules
+from kernels import policy, rng, rules
 from kernels.policy import select_uniform
 from kernels.geometry import BLACK, WHITE, Geometry
 from kernels.state import BoardState, geometry_of
@@ -129,27 +129,15 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
 
-    def draw(k, t):
-        step = jax.random.fold_in(k, t)
-        first = jax.random.bits(step, (), jnp.uint32)
-        if not extra:
-            return first
-        return jnp.concatenate([first[None], jax.random.bits(jax.random.fold_in(step, 1), (extra,), jnp.uint32)])
-
     def cond(carry):
         done, t = carry[3], carry[4]
         return (t < cap) & ~done.all()
 
     def body(carry):
         state, amaf, moves, done, t, history, first, counts = carry
-        if key.ndim == 0:  # one key for the batch: the cheapest stream
-            step = jax.random.fold_in(key, t)
-            words = jax.random.bits(step, (b,), jnp.uint32)
-            if extra:
-                words = jnp.concatenate(
-                    [words[:, None], jax.random.bits(jax.random.fold_in(step, 1), (b, extra), jnp.uint32)], 1)
-        else:  # a key per board: results do not depend on the batch or the device it lands on
-            words = jax.vmap(draw, in_axes=(0, None))(key, t)
+        words = rng.step_words(keys, t, 1 + extra)  # [B, 1 + extra]
+        if not extra:
+            words = words[:, 0]
         cells, rule = choose(state, done, words, pool, cmc)
         amaf = mark(amaf, cells, state.to_play)
         counts = counts + (jax.nn.one_hot(rule, counts.shape[1], dtype=jnp.int32) * (~done)[:, None])
@@ -162,6 +150,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         done = done | (state.passes >= 2) | (moves >= cap)
         return state, amaf, moves, done, t + 1, history, first, counts
 
+    keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
             history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
