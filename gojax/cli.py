@@ -26,11 +26,18 @@ def _add_bench(sub):
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
+    _add_cpu_threads(p, "1 with --search on a CPU backend, else every core")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=int, default=3000, help="simulations (playouts) per search")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
+
+
+def _add_cpu_threads(p, default: str) -> None:
+    p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
+                   help=f"threads XLA's CPU backend splits each kernel over; 0 = every core (default: {default};"
+                        " see gojax/runtime.py)")
 
 
 def add_search_options(p) -> None:
@@ -99,6 +106,7 @@ def _run_bench(args) -> int:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=1 if args.repeats == 5 else args.repeats,
                          progress=not args.no_progress)
+        r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
         print(format_search_report(r))
         if args.json:
             print(json.dumps(r))
@@ -129,6 +137,7 @@ def _add_gtp(sub):
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
     p.add_argument("--no-warmup", action="store_true", help="do not compile before the first command")
+    _add_cpu_threads(p, "1 on a CPU backend")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
 
@@ -153,8 +162,9 @@ def _run_gtp(args) -> int:
     player = Player(args.size, args.komi, params, options)
     if not args.no_warmup:
         seconds = player.warm_up()
+        threads = f", {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
         print(f"[gojax] compiled the {args.size}x{args.size} kernels for L={params.leaves} x K="
-              f"{params.playouts_per_leaf} in {seconds:.1f}s on {_device()}", file=log, flush=True)
+              f"{params.playouts_per_leaf} in {seconds:.1f}s on {_device()}{threads}", file=log, flush=True)
     GtpEngine(GtpCommands(player), out=protocol, log=log).serve(sys.stdin)
     return 0
 
@@ -253,6 +263,7 @@ def _add_evaluate(sub):
     p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")
     p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
     p.add_argument("--no-progress", action="store_true")
+    _add_cpu_threads(p, "every core")
     p.set_defaults(func=_run_evaluate)
 
 
@@ -304,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in CACHED_COMMANDS and (path := compile_cache_dir()):
         enable_compile_cache(path)
+    if hasattr(args, "cpu_threads"):
+        from gojax.runtime import configure_cpu_threads
+        if args.cpu_threads is not None and args.cpu_threads < 0:
+            raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
+        search = args.command == "gtp" or (args.command == "bench" and args.search)
+        args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, search)
     return args.func(args)
 
 

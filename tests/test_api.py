@@ -46,6 +46,7 @@ def test_bench_search_json_has_the_fields_the_issue_names(capsys):
     # CPU time of the search thread cannot exceed its wall time; the device-alone replay ran
     assert 0 < r["host_cpu_fraction"] <= r["host_fraction"] + 0.05 and r["device_alone_sec"] > 0
     assert "device alone" in out
+    assert r["xla_cpu_threads"] in ("all", 1)  # 1 only if JAX had not started in this process yet
 
 
 def test_policy_flags_reach_the_search_parameters():
@@ -62,3 +63,37 @@ def test_policy_flags_reach_the_search_parameters():
         build_parser().parse_args(["gtp", "--policy", "pachi"])
     with pytest.raises(SystemExit):
         search_params(build_parser().parse_args(["gtp", "--pool-prob", "1.5"]))
+
+
+def test_one_xla_cpu_thread_is_set_before_jax_starts_and_every_thread_keeps_every_core():
+    """gojax/runtime.py in a fresh process: the limit applies once, before the backends exist,
+    and no thread stays pinned to the core used while the CPU client was created."""
+    import subprocess
+    import sys
+    code = """
+import os, json
+from gojax import runtime
+allowed = os.sched_getaffinity(0)
+first = runtime.limit_cpu_threads(1)
+again = runtime.limit_cpu_threads(1)
+import jax, jax.numpy as jnp
+total = int(jnp.arange(10).sum())
+masks = {tid: sorted(os.sched_getaffinity(int(tid))) for tid in os.listdir('/proc/self/task')}
+print(json.dumps(dict(cores=len(allowed), first=first, again=again, total=total,
+                      pinned=[t for t, m in masks.items() if set(m) != allowed])))
+"""
+    env = dict(__import__("os").environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["total"] == 45 and r["again"] is False and r["pinned"] == []
+    assert r["first"] is (r["cores"] > 1)
+
+
+def test_the_backend_is_the_cpu_when_jax_platforms_says_so(monkeypatch):
+    from gojax.runtime import backend_is_cpu
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert backend_is_cpu()
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda,cpu")
+    assert not backend_is_cpu()

@@ -1,0 +1,75 @@
+"""Process-wide JAX settings that must be made before JAX creates its backends.
+
+`cpu_threads`: how many threads XLA's CPU backend may split one kernel over.  A search sends
+small batches (L x K = 32 boards at the default shape): there every fused kernel of a playout
+move is a few microseconds of work, and splitting each over two threads costs more in hand-offs
+than it gains.  On the 2-core CPU of our benchmarks one thread plays the same 32 playouts in
+~25% less time, and leaves the other core to the search's host thread, so a whole 3,000-
+simulation search takes 1.1-1.4 s instead of 2.2-2.3 s (bench/README.md).  Big batches
+(`gojax bench`, `gojax evaluate`) want every core, so they keep the default.
+
+XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
+there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment and then
+gives every thread of the process the full set back (the pool keeps its size; its thread is not
+pinned).  Linux only; elsewhere it does nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+
+# Distributions whose presence means JAX will pick an accelerator, not the CPU.
+_ACCELERATOR_PLUGINS = ("jax-cuda", "jax_cuda", "jax-rocm", "jax_rocm", "libtpu", "jax-metal", "jax_metal")
+
+
+def backend_is_cpu() -> bool:
+    """Whether JAX will run on the CPU, decided without creating a backend: $JAX_PLATFORMS if
+    set, else whether an accelerator plugin is installed."""
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
+    if platforms:
+        return platforms.split(",")[0] == "cpu"
+    names = {(d.metadata["Name"] or "").lower() for d in importlib.metadata.distributions()}
+    return not any(n.startswith(_ACCELERATOR_PLUGINS) for n in names)
+
+
+def limit_cpu_threads(threads: int) -> bool:
+    """Create JAX's backends now with XLA's CPU thread pool limited to `threads` threads (call
+    before any JAX computation).  Returns whether the limit was applied: False where the
+    platform has no affinity call, `threads` is not below the cores this process may use, or
+    JAX's backends exist already."""
+    if not hasattr(os, "sched_setaffinity") or threads < 1 or _backends_exist():
+        return False
+    allowed = os.sched_getaffinity(0)
+    if threads >= len(allowed):
+        return False
+    os.sched_setaffinity(0, set(sorted(allowed)[:threads]))
+    try:
+        import jax
+        jax.devices()  # creates the clients; the CPU client sizes its pool from the affinity now
+    finally:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), allowed)
+            except OSError:  # a thread that has ended since the listing
+                pass
+    return True
+
+
+def _backends_exist() -> bool:
+    """Whether JAX has created its backends already (then the pool's size is settled)."""
+    try:
+        from jax._src import xla_bridge
+        return xla_bridge.backends_are_initialized()
+    except (ImportError, AttributeError):  # a JAX without the call: assume not yet
+        return False
+
+
+def configure_cpu_threads(requested: int | None, search: bool) -> int | None:
+    """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread
+    for search commands on a CPU backend, every core otherwise).  Returns the limit applied."""
+    if requested is None:
+        requested = 1 if search and backend_is_cpu() else 0
+    if requested and limit_cpu_threads(requested):
+        return requested
+    return None
