@@ -26,7 +26,7 @@ def _add_bench(sub):
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "1 with --search on a CPU backend, else every core")
+    _add_cpu_threads(p, "1 with --search of at most 64 boards per call on a CPU backend, else every core")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=int, default=3000, help="simulations (playouts) per search")
@@ -137,7 +137,7 @@ def _add_gtp(sub):
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
     p.add_argument("--no-warmup", action="store_true", help="do not compile before the first command")
-    _add_cpu_threads(p, "1 on a CPU backend")
+    _add_cpu_threads(p, "1 on a CPU backend when L x K <= 64, else every core")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
 
@@ -320,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.cpu_threads is not None and args.cpu_threads < 0:
             raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
         search = args.command == "gtp" or (args.command == "bench" and args.search)
-        args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, search)
+        boards = args.leaves * args.playouts_per_leaf if search else None
+        args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, boards)
     return args.func(args)
 
 

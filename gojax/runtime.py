@@ -5,8 +5,9 @@ small batches (L x K = 32 boards at the default shape): there every fused kernel
 move is a few microseconds of work, and splitting each over two threads costs more in hand-offs
 than it gains.  On the 2-core CPU of our benchmarks one thread plays the same 32 playouts in
 ~25% less time, and leaves the other core to the search's host thread, so a whole 3,000-
-simulation search takes 1.1-1.4 s instead of 2.2-2.3 s (bench/README.md).  Big batches
-(`gojax bench`, `gojax evaluate`) want every core, so they keep the default.
+simulation search is 5-45% faster (the machine's speed drifted a lot; bench/README.md).  Big
+batches (`gojax bench`, `gojax evaluate`, searches of more than SMALL_BATCH boards per call)
+want every core, so they keep the default.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment and then
@@ -65,11 +66,24 @@ def _backends_exist() -> bool:
         return False
 
 
-def configure_cpu_threads(requested: int | None, search: bool) -> int | None:
+# Searches at most this many boards per device call run on one XLA thread by default.  Measured
+# on the 2-core CPU (3,000-simulation searches, alternating runs): 32 and 64 boards faster on
+# one thread, 256 (L16 x K16: 1.12-1.16 s vs 1.34-1.52 s) faster on both.
+SMALL_BATCH = 64
+
+
+def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool) -> int:
+    """The automatic --cpu-threads: 1 for a small-batch search on the CPU, else 0 (every core)."""
+    return 1 if on_cpu and boards_per_call is not None and boards_per_call <= SMALL_BATCH else 0
+
+
+def configure_cpu_threads(requested: int | None, boards_per_call: int | None) -> int | None:
     """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread
-    for search commands on a CPU backend, every core otherwise).  Returns the limit applied."""
+    for a search of at most SMALL_BATCH boards per device call on a CPU backend, every core
+    otherwise).  boards_per_call: L x K for search commands, None for the others.  Returns the
+    limit applied, None if none."""
     if requested is None:
-        requested = 1 if search and backend_is_cpu() else 0
+        requested = auto_cpu_threads(boards_per_call, backend_is_cpu())
     if requested and limit_cpu_threads(requested):
         return requested
     return None

@@ -97,3 +97,11 @@ def test_the_backend_is_the_cpu_when_jax_platforms_says_so(monkeypatch):
     assert backend_is_cpu()
     monkeypatch.setenv("JAX_PLATFORMS", "cuda,cpu")
     assert not backend_is_cpu()
+
+
+def test_only_small_batch_searches_on_the_cpu_get_one_xla_thread():
+    from gojax.runtime import auto_cpu_threads
+    assert auto_cpu_threads(8 * 4, on_cpu=True) == 1  # the default search shape
+    assert auto_cpu_threads(16 * 16, on_cpu=True) == 0  # big batches want every core
+    assert auto_cpu_threads(None, on_cpu=True) == 0  # not a search (bench playouts, evaluate)
+    assert auto_cpu_threads(8 * 4, on_cpu=False) == 0  # an accelerator: leave the host alone
