@@ -243,8 +243,11 @@ def _add_scaling(sub):
 def _run_scaling(args) -> int:
     from gojax.scaling import run_scaling
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
-    rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
-                       extra, progress=not args.no_progress, jobs=args.jobs)
+    try:
+        rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
+                           extra, progress=not args.no_progress, jobs=args.jobs)
+    except KeyboardInterrupt:  # finished games are saved; the match runner said where
+        return 130
     for r in rows:
         print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} +- {r['stderr']:.3f},"
               f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")

@@ -321,8 +321,12 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
         bar.update(1)
 
     if jobs <= 1:
-        for i in todo:
-            record(play_game(cfg, i, log))
+        try:
+            for i in todo:
+                record(play_game(cfg, i, log))
+        except KeyboardInterrupt:  # the game in flight is lost; every finished one is saved
+            print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
+            raise
     else:  # games wait on engine processes, so threads are enough to run them side by side
         from concurrent.futures import ThreadPoolExecutor, as_completed
         stop = Stop()
