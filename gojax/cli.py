@@ -298,28 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
 CACHED_COMMANDS = ("gtp", "evaluate")
 
 
-def compile_cache_dir() -> str | None:
-    """Where `gojax gtp` and `gojax evaluate` keep compiled XLA executables between runs:
-    $GOJAX_COMPILE_CACHE, else ~/.cache/gojax/xla; None when $GOJAX_COMPILE_CACHE is "off" or
-    empty.  A GTP engine restarted by a GUI or a match then skips most of its compile (on this
-    2-core CPU, 9x9 at L8 x K4: 7.5 s -> 2.5 s)."""
-    import os
-    path = os.environ.get("GOJAX_COMPILE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "gojax", "xla"))
-    return None if path.strip().lower() in ("", "off", "0", "none") else path
-
-
-def enable_compile_cache(path: str) -> None:
-    import jax
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from gojax.runtime import compile_cache_dir, configure_cpu_threads, enable_compile_cache
     if args.command in CACHED_COMMANDS and (path := compile_cache_dir()):
         enable_compile_cache(path)
     if hasattr(args, "cpu_threads"):
-        from gojax.runtime import configure_cpu_threads
         if args.cpu_threads is not None and args.cpu_threads < 0:
             raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
         search = args.command == "gtp" or (args.command == "bench" and args.search)

@@ -1,5 +1,7 @@
 """Process-wide JAX settings that must be made before JAX creates its backends.
 
+`compile_cache_dir`: JAX's persistent compilation cache for `gojax gtp` and `gojax evaluate`.
+
 `cpu_threads`: how many threads XLA's CPU backend may split one kernel over.  A search sends
 small batches (L x K = 32 boards at the default shape): there every fused kernel of a playout
 move is a few microseconds of work, and splitting each over two threads costs more in hand-offs
@@ -87,3 +89,18 @@ def configure_cpu_threads(requested: int | None, boards_per_call: int | None) ->
     if requested and limit_cpu_threads(requested):
         return requested
     return None
+
+
+def compile_cache_dir() -> str | None:
+    """Where `gojax gtp` and `gojax evaluate` keep compiled XLA executables between runs:
+    $GOJAX_COMPILE_CACHE, else ~/.cache/gojax/xla; None when $GOJAX_COMPILE_CACHE is "off" or
+    empty.  A GTP engine restarted by a GUI or a match then skips most of its compile (on this
+    2-core CPU, 9x9 at L8 x K4: 7.5 s -> 2.5 s)."""
+    path = os.environ.get("GOJAX_COMPILE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "gojax", "xla"))
+    return None if path.strip().lower() in ("", "off", "0", "none") else path
+
+
+def enable_compile_cache(path: str) -> None:
+    import jax
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
