@@ -128,6 +128,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     extra = 0 if config.plain_uniform else 3  # words beyond the uniform draw
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
+    keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
 
     def cond(carry):
         done, t = carry[3], carry[4]
@@ -150,7 +151,6 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         done = done | (state.passes >= 2) | (moves >= cap)
         return state, amaf, moves, done, t + 1, history, first, counts
 
-    keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
             history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
