@@ -26,7 +26,7 @@ def _add_bench(sub):
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "1 with --search of at most 64 boards per call on a CPU backend, else every core")
+    _add_cpu_threads(p, "1 with --search of at most {small} boards per call on a CPU backend, else every core")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=int, default=3000, help="simulations (playouts) per search")
@@ -35,6 +35,8 @@ def _add_bench(sub):
 
 
 def _add_cpu_threads(p, default: str) -> None:
+    from gojax.runtime import SMALL_BATCH
+    default = default.format(small=SMALL_BATCH)
     p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
                    help=f"threads XLA's CPU backend splits each kernel over; 0 = every core (default: {default};"
                         " see gojax/runtime.py)")
@@ -137,7 +139,7 @@ def _add_gtp(sub):
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
     p.add_argument("--no-warmup", action="store_true", help="do not compile before the first command")
-    _add_cpu_threads(p, "1 on a CPU backend when L x K <= 64, else every core")
+    _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
 
