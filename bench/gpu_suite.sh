@@ -29,7 +29,7 @@ step 200 "policy_throughput" $PY bench/policy_throughput.py --sizes 9 19 --batch
   --batches-19 $B19 --repeats 5 --out "$OUT/policy_throughput.md"
 
 # Whole searches: simulations/s and host share at several batch shapes.
-for shape in "16 16" "16 64" "64 16" "64 64"; do
+for shape in "8 4" "16 16" "16 64" "64 16" "64 64"; do
   set -- $shape
   step 120 "search 9x9 $SIMS L$1 K$2" $PY -m gojax bench --search --board 9 --simulations $SIMS --leaves $1 \
     --playouts-per-leaf $2 --repeats 2 --no-progress --json

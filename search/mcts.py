@@ -2,12 +2,16 @@
 
 Start at `Search.run`.  One round: descend L times from the root (virtual loss keeps the
 leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's SIMTREE),
-dispatch the L leaf positions to the device for K playouts each (JAX dispatch is
-asynchronous), then back up the PREVIOUS round's results while the device plays this one.
+dispatch the L leaf positions to the device for K playouts each, then back up the PREVIOUS
+round's results while the device plays this one.  The dispatch runs on a worker thread: JAX
+dispatch is asynchronous on a CPU backend, but on a GPU a call whose playout loop is a
+`while_loop` blocks its caller until the loop ends (XLA reads the loop condition back on the
+host every iteration), which would serialise the host's descent behind the device.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import time
 
@@ -51,6 +55,14 @@ class Simulator:
         self.cmc = None
         self._cmc_size = None
         self.prior_codes = params.prior == "mogo"
+        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def submit(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None) -> concurrent.futures.Future:
+        """`dispatch` on the simulator's one worker thread; the future's result is dispatch's.
+        One worker keeps the calls in order (the CMC tables of one call feed the next)."""
+        if self._worker is None:
+            self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
+        return self._worker.submit(self.dispatch, boards, key, pools)
 
     def dispatch(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None) -> PlayoutResult:
         """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
@@ -309,16 +321,17 @@ class Search:
                 leaves = [self._descend() for _ in range(p.leaves)]
                 self._calls += 1
                 pools = self._pools(leaves) if self.simulator.pool_size else None
-                future = self.simulator.dispatch([leaf.board for leaf in leaves],
-                                                 jax.random.fold_in(self._key, self._calls), pools)
+                future = self.simulator.submit([leaf.board for leaf in leaves],
+                                               jax.random.fold_in(self._key, self._calls), pools)
             host += time.perf_counter() - t0
             cpu += time.thread_time() - c0
             if pending is not None:
                 t0 = time.perf_counter()
-                jax.block_until_ready(pending[1].wins)
+                result = pending[1].result()
+                jax.block_until_ready(result.wins)
                 wait += time.perf_counter() - t0
                 t0, c0 = time.perf_counter(), time.thread_time()
-                o, c = self._backup(*pending)
+                o, c = self._backup(pending[0], result)
                 own += o
                 caps += c
                 done += per_call
