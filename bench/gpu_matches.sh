@@ -7,7 +7,7 @@
 #     OUT=/tmp/o RUNS=runs/gpu LIMIT=540 bash bench/gpu_matches.sh MATCHFILE
 #
 # MATCHFILE: one match per line, fields separated by '|':
-#     name | jobs | games | black command | white command | referee (gnugo or gojax)
+#     name | jobs | games | black command | white command | referee (gnugo or gojax) [| match options]
 # `{py}` in a command is replaced by this script's Python.  GNU Go is found on PATH.
 #
 # MATCH_PLATFORM=cpu runs every gojax engine on the CPU, one XLA thread each.  Measured on an
@@ -23,14 +23,14 @@ if [ "${MATCH_PLATFORM:-}" = cpu ]; then
   export JAX_PLATFORMS=cpu XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 fi
 names=()
-while IFS='|' read -r name jobs games black white referee; do
+while IFS='|' read -r name jobs games black white referee extra; do
   name=$(echo $name); [ -z "$name" ] && continue; case $name in \#*) continue;; esac
   black=${black//\{py\}/$PY}; white=${white//\{py\}/$PY}
   names+=("$name")
   # SIGINT first: the match runner records nothing half-done and the next call resumes.
   timeout -s INT -k 30 "$LIMIT" $PY -m gojax match --black "$(echo $black)" --white "$(echo $white)" \
     --games $games --alternate --jobs $jobs --referee $(echo $referee) --out "$RUNS/$name" \
-    --name-black "${name}-A" --name-white "${name}-B" --no-progress --json > "$OUT/$name.log" 2>&1 &
+    --name-black "${name}-A" --name-white "${name}-B" --no-progress --json ${extra:-} > "$OUT/$name.log" 2>&1 &
 done < "$1"
 wait
 tar czf "$OUT/runs.tgz" -C "$RUNS" .

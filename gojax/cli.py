@@ -191,6 +191,11 @@ def _add_match(sub):
     p.add_argument("--jobs", type=int, default=1, help="games played at the same time (default 1)")
     p.add_argument("--same-seeds", action="store_true",
                    help="do not give gojax and GNU Go a new --seed every game ({game} in a command is always replaced)")
+    p.add_argument("--openings", nargs="+", default=[], metavar="SGF",
+                   help="SGF files or folders of them: game i starts from opening i (i // 2 with --alternate, so "
+                        "each engine plays each opening from both sides), cycling")
+    p.add_argument("--opening-moves", type=int, default=None, metavar="N",
+                   help="play only the first N moves of each opening (default all)")
     p.add_argument("--name-black", default=None)
     p.add_argument("--name-white", default=None)
     p.add_argument("--json", action="store_true", help="end stdout with the summary as one JSON line")
@@ -206,7 +211,7 @@ def _engine_name(cmd: str) -> str:
 
 
 def _run_match(args) -> int:
-    from gojax.match import MatchConfig, format_summary, run_match
+    from gojax.match import MatchConfig, OpeningError, format_summary, opening_files, run_match
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)
     if a == b:
@@ -215,7 +220,12 @@ def _run_match(args) -> int:
                       alternate=args.alternate, out=args.out, referee=args.referee, move_timeout=args.move_timeout,
                       max_moves=args.max_moves, name_a=a, name_b=b, vary_seeds=not args.same_seeds)
     try:
+        cfg.openings = opening_files(args.openings)
+        cfg.opening_moves = args.opening_moves
         summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
+    except OpeningError as err:
+        print(f"gojax match: {err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     print(format_summary(summary, a, b))

@@ -7,6 +7,11 @@ referee: GNU Go's `final_score` on the final position (default), or gojax's own 
 after removing the stones that uniform playouts say are dead).  An engine that crashes, hangs
 past --move-timeout or plays an illegal move forfeits that game; the match goes on with a fresh
 process.
+
+Openings (`--openings`, as gogui-twogtp's): game i starts from the moves of SGF file
+(i // 2 with --alternate, else i) modulo their number, sent to both engines with `play`, so
+with --alternate each opening is played once with each engine on each side.  The SGF of a
+game holds the opening's moves too.
 """
 
 from __future__ import annotations
@@ -44,6 +49,48 @@ class MatchConfig:
     name_a: str = "A"
     name_b: str = "B"
     vary_seeds: bool = True  # a different seed every game (else deterministic engines repeat games)
+    openings: tuple[str, ...] = ()  # SGF files; game i starts from opening (i // 2 if alternate else i) % len
+    opening_moves: int | None = None  # play only the first N moves of each opening (None: all)
+
+
+class OpeningError(ValueError):
+    """An opening SGF that cannot be used (unreadable, another board size, setup stones)."""
+
+
+def opening_files(paths: list[str]) -> tuple[str, ...]:
+    """SGF files named directly or found (sorted) in the folders named."""
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, f) for f in os.listdir(path) if f.lower().endswith(".sgf"))
+        elif os.path.exists(path):
+            files.append(path)
+        else:
+            raise OpeningError(f"opening {path!r}: no such file or folder")
+    if paths and not files:
+        raise OpeningError(f"no .sgf files in {', '.join(paths)}")
+    return tuple(files)
+
+
+def load_opening(path: str, size: int, upto: int | None = None) -> list[tuple[int, int | None]]:
+    """The (colour, point) moves of an opening, checked legal in order (positional superko)."""
+    from gojax.sgf import SgfError, load_sgf
+    try:
+        with open(path, "rb") as f:
+            board, info = load_sgf(f.read(), upto=upto)
+    except (OSError, SgfError) as err:
+        raise OpeningError(f"opening {path}: {err}") from err
+    if board.size != size:
+        raise OpeningError(f"opening {path}: board size {board.size}, the match plays {size}")
+    if info["setup"][BLACK] or info["setup"][WHITE]:
+        raise OpeningError(f"opening {path}: setup stones (AB/AW) are not supported, only moves")
+    return list(info["moves"][:upto] if upto is not None else info["moves"])
+
+
+def opening_for(cfg: MatchConfig, index: int) -> str | None:
+    if not cfg.openings:
+        return None
+    return cfg.openings[(index // 2 if cfg.alternate else index) % len(cfg.openings)]
 
 
 def seeded(cmd: str, game: int) -> str:
@@ -158,6 +205,9 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
     max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
     record = {"game": index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
               "commands": {names[c]: cmds[c] for c in (BLACK, WHITE)}}
+    opening = opening_for(cfg, index)
+    if opening is not None:
+        record["opening"] = opening
     engines: dict[int, GtpClient] = {}
     think = {BLACK: 0.0, WHITE: 0.0}
     moves = {BLACK: 0, WHITE: 0}
@@ -169,6 +219,18 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
             except (GtpEngineError, OSError) as err:
                 winner, reason = opponent(color), f"{_NAMES[color]} failed to start: {err}"
                 break
+        if winner is None and opening is not None:
+            for color, point in load_opening(opening, cfg.size, cfg.opening_moves):
+                board.play(point, color)
+                vertex = board.geometry.to_gtp(point)
+                for c in (BLACK, WHITE):
+                    try:
+                        engines[c].send(f"play {_NAMES[color]} {vertex}", timeout=cfg.move_timeout)
+                    except GtpEngineError as err:
+                        winner, reason = opponent(c), f"{_NAMES[c]} forfeits: rejected opening move {vertex}: {err}"
+                        break
+                if winner is not None:
+                    break
         while winner is None and not board.game_over and len(board.moves) < max_moves:
             if stop is not None and stop.is_set():
                 raise MatchStopped(index)
@@ -294,6 +356,8 @@ def format_summary(s: dict, a: str, b: str) -> str:
 
 def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int = 1) -> dict:
     """Play the games not yet in OUT/results.jsonl (`jobs` at a time) and summarise them all."""
+    for opening in cfg.openings:  # fail before the first game, not in the middle of the run
+        load_opening(opening, cfg.size, cfg.opening_moves)
     os.makedirs(cfg.out, exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)

@@ -1,6 +1,7 @@
 """The match runner against real processes: gojax and GNU Go over GTP, resume after a kill,
 and forfeits by engines that crash, hang or play illegal moves."""
 
+import dataclasses
 import json
 import pathlib
 import sys
@@ -111,3 +112,32 @@ def test_an_interrupted_parallel_run_stops_at_once_and_resumes(tmp_path):
     again = load_results(str(path))
     assert sorted(r["game"] for r in again) == list(range(total))
     assert [r for r in again if r["game"] in {k["game"] for k in kept}] == kept
+
+def test_games_start_from_the_openings_with_each_engine_on_both_sides(tmp_path):
+    from gojax.match import OpeningError, opening_files
+    from gojax.sgf import load_sgf
+    openings = tmp_path / "openings"
+    openings.mkdir()
+    # 7x7: Black C3, White E5, Black pass; then it is White's turn.
+    (openings / "a.sgf").write_text("(;FF[4]GM[1]SZ[7]KM[7.5];B[ce];W[ec];B[])")
+    (openings / "b.sgf").write_text("(;FF[4]GM[1]SZ[7]KM[7.5];B[dd])")
+    cfg = MatchConfig(engine_a=gnugo(1), engine_b=gnugo(1), games=4, size=7, alternate=True,
+                      out=str(tmp_path / "out"), gnugo=gnugo(), name_a="x", name_b="y",
+                      openings=opening_files([str(openings)]), max_moves=12)
+    summary = run_match(cfg, progress=False)
+    records = sorted(load_results(str(tmp_path / "out" / "results.jsonl")), key=lambda r: r["game"])
+    assert summary["games"] == 4
+    assert [pathlib.Path(r["opening"]).name for r in records] == ["a.sgf", "a.sgf", "b.sgf", "b.sgf"]
+    assert [r["black"] for r in records] == ["x", "y", "x", "y"]
+    for rec, first in zip(records, [[(1, 16), (2, 32), (1, None)]] * 2 + [[(1, 24)]] * 2):
+        _, info = load_sgf((tmp_path / "out" / rec["sgf"]).read_bytes())
+        assert info["moves"][:len(first)] == first and len(info["moves"]) > len(first)
+        assert "forfeit" not in rec["reason"]
+    # Bad openings are refused before any game starts.
+    (openings / "c.sgf").write_text("(;FF[4]GM[1]SZ[9];B[ee])")
+    cfg.openings = opening_files([str(openings)])
+    with pytest.raises(OpeningError, match="board size 9"):
+        run_match(dataclasses.replace(cfg, out=str(tmp_path / "out2")), progress=False)
+    assert not (tmp_path / "out2").exists()
+    with pytest.raises(OpeningError, match="no such file"):
+        opening_files([str(tmp_path / "missing.sgf")])
