@@ -19,7 +19,7 @@ from search.params import SearchParams
 from gojax.player import Player, PlayerOptions
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 from gojax.evaluate import evaluate, plot_ownership
-from gojax.runtime import limit_cpu_threads
+from gojax.runtime import enable_gpu_graphs, limit_cpu_threads
 
 __version__ = "0.1.0"
 
@@ -32,5 +32,5 @@ __all__ = [
     "Player", "PlayerOptions",
     "load_sgf", "board_to_sgf", "SgfError",
     "evaluate", "plot_ownership",
-    "limit_cpu_threads",
+    "limit_cpu_threads", "enable_gpu_graphs",
 ]

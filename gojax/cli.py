@@ -312,7 +312,8 @@ CACHED_COMMANDS = ("gtp", "evaluate")
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from gojax.runtime import compile_cache_dir, configure_cpu_threads, enable_compile_cache
+    from gojax.runtime import compile_cache_dir, configure_cpu_threads, enable_compile_cache, enable_gpu_graphs
+    enable_gpu_graphs()  # on a GPU only; before anything creates JAX's backends
     if args.command in CACHED_COMMANDS and (path := compile_cache_dir()):
         enable_compile_cache(path)
     if hasattr(args, "cpu_threads"):

@@ -105,3 +105,35 @@ def test_only_small_batch_searches_on_the_cpu_get_one_xla_thread():
     assert auto_cpu_threads(16 * 16, on_cpu=True) == 0  # big batches want every core
     assert auto_cpu_threads(None, on_cpu=True) == 0  # not a search (bench playouts, evaluate)
     assert auto_cpu_threads(8 * 4, on_cpu=False) == 0  # an accelerator: leave the host alone
+
+
+def test_gpu_graphs_flag_is_added_only_for_an_accelerator_and_never_over_the_users_own():
+    """runtime.enable_gpu_graphs in fresh processes: nothing on a CPU backend; on request the
+    flag goes into XLA_FLAGS, XLA accepts it (a CPU backend ignores it and still runs loops);
+    a user's own command-buffer flag is left alone."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import os, json
+from gojax import runtime
+cpu = runtime.enable_gpu_graphs()
+forced = runtime.enable_gpu_graphs(force=True)
+twice = runtime.enable_gpu_graphs(force=True)
+import jax
+n = int(jax.lax.while_loop(lambda c: c < 7, lambda c: c + 1, 0))
+print(json.dumps(dict(cpu=cpu, forced=forced, twice=twice, n=n, flags=os.environ.get("XLA_FLAGS", ""))))
+"""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (r["cpu"], r["forced"], r["twice"], r["n"]) == (False, True, False, 7)
+    assert r["flags"].count("--xla_gpu_enable_command_buffer=") == 1 and "WHILE,CONDITIONAL" in r["flags"]
+    own = "--xla_gpu_enable_command_buffer=FUSION"
+    env["XLA_FLAGS"] = own
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["flags"] == own
