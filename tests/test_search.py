@@ -20,7 +20,8 @@ from tests.helpers import board
 class RecordingSimulator(Simulator):
     """The real device playouts, with every move recorded (for the reference backup)."""
 
-    def dispatch(self, boards, key, pools=None):
+    def dispatch(self, boards, key, pools=None, call=None):
+        key = key if call is None else jax.random.fold_in(key, call)
         boards = boards + [boards[0]] * (self.leaves - len(boards))
         return run_playouts(batch_from_host(boards), key, self.k, self.config, record_moves=True)
 
