@@ -113,6 +113,7 @@ def test_an_interrupted_parallel_run_stops_at_once_and_resumes(tmp_path):
     assert sorted(r["game"] for r in again) == list(range(total))
     assert [r for r in again if r["game"] in {k["game"] for k in kept}] == kept
 
+
 def test_games_start_from_the_openings_with_each_engine_on_both_sides(tmp_path):
     from gojax.match import OpeningError, opening_files
     from gojax.sgf import load_sgf
