@@ -126,8 +126,7 @@ class Simulator:
     @staticmethod
     @jax.jit
     def _call_leaf_keys(key, call, index):
-        key = jax.random.fold_in(key, call)
-        return jax.vmap(lambda i: jax.random.fold_in(key, i))(index)
+        return Simulator._leaf_keys(jax.random.fold_in(key, call), index)
 
     def warm_up(self, board: Board) -> float:
         """Compile for this board size and batch shape; returns the seconds it took."""
