@@ -33,16 +33,19 @@ def main() -> None:
         "# MoGo playouts vs uniform playouts (same batch, timed alternately)",
         "",
         f"Device: {rows[0]['device']}; jax {rows[0]['jax']}.  Empty-board starts, batch / 16 positions x 16",
-        f"playouts, median of {args.repeats} timed batches per policy after a warm-up.  MoGo rules at their",
-        "defaults (save 1, pattern 1, capture 1, nakade 0, fill board 0).",
+        f"playouts, mean of {args.repeats} timed batches per policy after a warm-up (a batch lasts as long",
+        "as its longest playout, so the mean, not the median, is what a run costs).  MoGo rules at their",
+        "defaults (save 1, pattern 1, capture 1, nakade 0, fill board 0).  Ko-cycle stops:",
+        "PlayoutConfig.cycle_window / cycle_moves.",
         "",
-        "| board | batch | MoGo playouts/s | uniform playouts/s | ratio | MoGo moves/playout | cap hits | moves by rule (MoGo) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| board | batch | MoGo playouts/s | uniform playouts/s | ratio | MoGo moves/playout | cap hits | ko-cycle stops | moves by rule (MoGo) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         share = ", ".join(f"{k} {v:.0%}" for k, v in r["rule_share"].items() if v > 0)
         lines.append(f"| {r['board']} | {r['batch']} | {r['playouts_per_sec']:,.0f} | {r['uniform_playouts_per_sec']:,.0f}"
                      f" | {r['ratio_to_uniform']:.0%} | {r['mean_moves']:.1f} | {r['cap_hits']} of {r['playouts_timed']}"
+                     f" | {r['cycle_stops']}"
                      f" | {share} |")
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

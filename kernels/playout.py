@@ -16,6 +16,7 @@ import functools
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from kernels import policy, rng, rules
 from kernels.policy import select_uniform
@@ -39,6 +40,16 @@ class PlayoutConfig:
     amaf_rule: str = "first"
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
+    # A playout also ends after `cycle_moves` moves in a row that each recreate one of the
+    # `cycle_window` positions before it (0 = never): a superko cycle such as a triple ko, which
+    # the playouts' simple-ko rule allows and the MoGo capture rule keeps replaying.  Without this
+    # such a playout runs to the cap, and its whole batch with it (19x19 MoGo from the empty board:
+    # one such cycle per ~250 playouts; a batch of 256 with one takes ~1.7x as long).  A few
+    # repetitions (a ko taken back and forth) do not stop a playout: 24 moves is four turns of a
+    # triple ko.  Periods above the window (five kos at once) still end at the cap.  32-bit
+    # Zobrist hashes: false matches are negligible.
+    cycle_window: int = 8
+    cycle_moves: int = 24
     # --- the MoGo rules (policy="mogo"), in cascade order; resolution 1/256 -------------------
     save_prob: float = 1.0  # rule 1: save own stones the last move put in atari
     save_min_liberties: int = 3  # an extension "saves" only with this many liberties after it
@@ -59,6 +70,8 @@ class PlayoutConfig:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
+        if self.cycle_window < 0 or self.cycle_moves < 1:
+            raise ValueError(f"need cycle_window >= 0 and cycle_moves >= 1, got {self.cycle_window}, {self.cycle_moves}")
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
         for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
@@ -78,6 +91,8 @@ class PlayoutResult:
     score: chex.Array  # float32 [L, K]  Black area - White area - komi
     moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes or the cap
     cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
+    cycle_hit: chex.Array  # bool [L, K]  stopped in a superko cycle (PlayoutConfig.cycle_window);
+    #                        scored as it stands, as at the cap
     first_move: chex.Array  # int16 [L, K]  each playout's first move (point; -1 pass; -2 none, the
     #                         start was already over): Algorithm 2 backs it up as the new node's MC edge
     wins: chex.Array  # float32 [L]  sum of z over the K playouts
@@ -115,9 +130,26 @@ def _choose(state: BoardState, done: jax.Array, words: jax.Array, pool, cmc, con
     return jnp.where(done, 0, cell), rule
 
 
+def _zobrist(m: int) -> np.ndarray:
+    """uint32 [3, M]: a fixed random word per (colour, cell); row 0 (empty) is zero, so a
+    position's hash is the XOR of its stones' words."""
+    words = np.random.default_rng(0x60_1A_C5).integers(1, 2 ** 32, size=(3, m), dtype=np.uint32)
+    words[0] = 0
+    return words
+
+
+def _position_hash_change(before: jax.Array, after: jax.Array) -> jax.Array:
+    """uint32 [B]: XOR of the Zobrist words of the cells whose colour changed (int8 [B, M])."""
+    table = _zobrist(before.shape[-1])
+
+    def words(c):
+        return jnp.where(c == BLACK, table[BLACK], jnp.where(c == WHITE, table[WHITE], jnp.uint32(0)))
+    return jax.lax.reduce(words(before) ^ words(after), np.uint32(0), jax.lax.bitwise_xor, (1,))
+
+
 def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
-    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], history, first,
-    rule counts [B, R])."""
+    """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], cycle_hit [B],
+    history, first, rule counts [B, R])."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
@@ -130,12 +162,15 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
 
+    window = config.cycle_window
+
     def cond(carry):
         done, t = carry[3], carry[4]
         return (t < cap) & ~done.all()
 
     def body(carry):
-        state, amaf, moves, done, t, history, first, counts = carry
+        state, amaf, moves, done, t, history, first, counts, (pos_hash, recent, run) = carry
+        before = state.color
         words = rng.step_words(keys, t, 1 + extra)  # [B, 1 + extra]
         if not extra:
             words = words[:, 0]
@@ -147,16 +182,27 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         if record_moves:
             played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1
             history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
+        if window:
+            # Hashes relative to the start (0); `recent` starts full of 0s, so coming back to
+            # the start position counts too.  A pass repeats the position: it neither counts
+            # nor breaks a run.
+            pos_hash = pos_hash ^ _position_hash_change(before, state.color)
+            repeat = (recent == pos_hash[:, None]).any(1)
+            recent = recent.at[:, t % window].set(pos_hash)
+            run = jnp.where(cells == 0, run, jnp.where(repeat, run + 1, 0))
         moves = moves + (~done).astype(jnp.int32)
-        done = done | (state.passes >= 2) | (moves >= cap)
-        return state, amaf, moves, done, t + 1, history, first, counts
+        done = done | (state.passes >= 2) | (moves >= cap) | (run >= config.cycle_moves)
+        return state, amaf, moves, done, t + 1, history, first, counts, (pos_hash, recent, run)
 
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
+    cycles = (jnp.zeros(b, jnp.uint32), jnp.zeros((b, window), jnp.uint32), jnp.zeros(b, jnp.int32))
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32))
+            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32), cycles)
     # first starts at -2 ("none"): when every start is already over the loop body never runs.
-    state, amaf, moves, done, _, history, first, counts = jax.lax.while_loop(cond, body, init)
-    return state, amaf, moves, (moves >= cap) & (state.passes < 2), history, first, counts
+    state, amaf, moves, done, _, history, first, counts, (_, _, run) = jax.lax.while_loop(cond, body, init)
+    cycle = run >= config.cycle_moves
+    cap_hit = (moves >= cap) & (state.passes < 2) & ~cycle
+    return state, amaf, moves, cap_hit, cycle, history, first, counts
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
@@ -184,7 +230,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
     if pool is not None:
         pool = jnp.repeat(jnp.asarray(pool, jnp.int32), k, axis=0)
-    final, amaf, moves, cap_hit, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
+    final, amaf, moves, cap_hit, cycle, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -213,6 +259,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     start_legal, start_capture = jax.vmap(rules.legal_and_capture_masks)(starts)
     return PlayoutResult(
         z=zk, score=per_position(score), moves=per_position(moves), cap_hit=per_position(cap_hit),
+        cycle_hit=per_position(cycle),
         first_move=per_position(first),
         wins=zk.sum(1),
         ownership=per_position(signed).mean(1),

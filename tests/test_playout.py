@@ -36,12 +36,15 @@ def start_positions():
     return [Board(7), mid, ko]
 
 
-def replay(start: Board, history: np.ndarray, cap: int):
+def replay(start: Board, history: np.ndarray, cap: int, config: PlayoutConfig = PlayoutConfig()):
     """Replay one recorded playout on the host twin, checking the playout rules at every move.
-    Returns (final board, {(colour, point): first credited} sets for both AMAF rules)."""
+    Returns (final board, {(colour, point): first credited} sets for both AMAF rules, moves,
+    whether it ended in a ko cycle: `config.cycle_moves` moves in a row each recreating, by the
+    host's own Zobrist hashes, one of the `config.cycle_window` positions before it)."""
     b = start.copy()
     first_by_any, played_by = {}, {BLACK: set(), WHITE: set()}
-    n = 0
+    n = run = 0
+    hashes = [int(b.hash)] * max(config.cycle_window, 1)
     for p in history:
         if p == -2:
             break
@@ -56,10 +59,14 @@ def replay(start: Board, history: np.ndarray, cap: int):
             first_by_any.setdefault(int(p), me)
             played_by[me].add(int(p))
             b.play(int(p), superko=False)
-        if b.game_over:
+            if config.cycle_window:
+                run = run + 1 if int(b.hash) in hashes[-config.cycle_window:] else 0
+        hashes.append(int(b.hash))
+        if b.game_over or run >= config.cycle_moves:
             break
-    assert b.game_over or n == cap
-    return b, first_by_any, played_by, n
+    cycle = bool(config.cycle_window) and run >= config.cycle_moves
+    assert b.game_over or n == cap or cycle
+    return b, first_by_any, played_by, n, cycle
 
 
 @pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
@@ -76,8 +83,8 @@ def test_reductions_equal_a_slow_loop_over_recorded_playouts(amaf_rule):
         wins = np.zeros((2, g.num_points))
         own = np.zeros(g.num_points)
         for j in range(k):
-            final, first_by_any, played_by, n = replay(start, res.history[i, j], cap)
-            assert res.moves[i, j] == n
+            final, first_by_any, played_by, n, cycle = replay(start, res.history[i, j], cap)
+            assert res.moves[i, j] == n and res.cycle_hit[i, j] == cycle
             first = res.history[i, j, 0]
             assert res.first_move[i, j] == first
             score = final.score()
@@ -103,6 +110,46 @@ def test_move_cap_stops_playouts_and_is_counted():
     res = run_playouts(empty_boards(board(". . . . .\n" * 5).geometry, 4), jax.random.key(0), 2,
                        PlayoutConfig(move_cap=10))
     assert (np.asarray(res.moves) == 10).all() and np.asarray(res.cap_hit).all()
+
+
+TRIPLE_KO = """
+    . O O X . X X . X
+    O . O O X X X X O
+    O O O X . O X O O
+    O . O X . O X O O
+    O . O . X X O . O
+    . O . X X X X O O
+    O O X X X X O O .
+    X X X . X . X X X
+    . X X X . X X . ."""  # White to move: the MoGo capture rule keeps taking the three kos in turn
+
+
+def test_a_triple_ko_ends_the_playout_instead_of_running_to_the_cap():
+    start = board(TRIPLE_KO, to_play="W")
+    cap = start.geometry.move_cap
+    mogo = PlayoutConfig(policy="mogo")
+    endless = jax.device_get(run_playouts(stack([from_host(start)]), jax.random.key(0), 8,
+                                          PlayoutConfig(policy="mogo", cycle_window=0)))
+    assert (endless.moves == cap).all() and endless.cap_hit.all() and not endless.cycle_hit.any()
+    res = jax.device_get(run_playouts(stack([from_host(start)]), jax.random.key(0), 8, mogo, record_moves=True))
+    assert res.cycle_hit.all() and not res.cap_hit.any()
+    assert (res.moves < 6 + mogo.cycle_moves + 10).all()  # one turn of the three kos, then the run
+    for j in range(8):  # the host twin's own hashes see the same cycle end at the same move
+        final, _, _, n, cycle = replay(start, res.history[0, j], cap, mogo)
+        assert cycle and n == res.moves[0, j] and res.score[0, j] == pytest.approx(final.score())
+
+
+def test_the_cycle_stop_changes_no_playout_that_does_not_cycle():
+    """Same key with and without the stop: the random stream is the same, so every playout
+    that never cycles is the same playout (uniform from the triple ko: the kos get filled)."""
+    starts = stack([from_host(board(TRIPLE_KO, to_play="W")), from_host(Board(9))])
+    a = jax.device_get(run_playouts(starts, jax.random.key(1), 8))
+    b = jax.device_get(run_playouts(starts, jax.random.key(1), 8, PlayoutConfig(cycle_window=0)))
+    assert not a.cycle_hit.any()
+    for field in ("z", "moves", "first_move", "amaf_count", "amaf_wins", "ownership"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    with pytest.raises(ValueError, match="cycle_window"):
+        PlayoutConfig(cycle_window=-1)
 
 
 def test_same_key_same_playouts_and_rows_do_not_interact():
