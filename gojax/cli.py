@@ -204,14 +204,19 @@ def _add_match(sub):
 
 
 def _engine_name(cmd: str) -> str:
+    """A short name for an engine command: its program, or the module of `python -m module`."""
     import os
     import shlex
     argv = shlex.split(cmd)
-    return os.path.basename(argv[0]) if argv else "engine"
+    if not argv:
+        return "engine"
+    if os.path.basename(argv[0]).startswith("python") and "-m" in argv[1:-1]:
+        return argv[argv.index("-m", 1) + 1]
+    return os.path.basename(argv[0])
 
 
 def _run_match(args) -> int:
-    from gojax.match import MatchConfig, OpeningError, format_summary, opening_files, run_match
+    from gojax.match import MatchConfig, OpeningError, ResumeError, format_summary, opening_files, run_match
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)
     if a == b:
@@ -223,7 +228,7 @@ def _run_match(args) -> int:
         cfg.openings = opening_files(args.openings)
         cfg.opening_moves = args.opening_moves
         summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
-    except OpeningError as err:
+    except (OpeningError, ResumeError) as err:
         print(f"gojax match: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

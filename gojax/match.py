@@ -57,6 +57,10 @@ class OpeningError(ValueError):
     """An opening SGF that cannot be used (unreadable, another board size, setup stones)."""
 
 
+class ResumeError(ValueError):
+    """OUT/results.jsonl holds games between other engines than this run's (by name)."""
+
+
 def opening_files(paths: list[str]) -> tuple[str, ...]:
     """SGF files named directly or found (sorted) in the folders named."""
     files = []
@@ -361,6 +365,11 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
     os.makedirs(cfg.out, exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
+    theirs = {r[c] for r in done for c in ("black", "white")}
+    if theirs - {cfg.name_a, cfg.name_b}:
+        raise ResumeError(f"{path} holds games between {' and '.join(sorted(theirs))}, but this run's engines are "
+                          f"named {cfg.name_a} and {cfg.name_b}: resume with those names (gojax match --name-black "
+                          "--name-white) or choose another --out")
     if os.path.exists(path):
         # Drop a line cut short by a kill, so that new records start on a line of their own.
         with open(path + ".tmp", "w") as f:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gojax.match import MatchConfig, load_results, play_game, run_match, summarize
+from gojax.match import MatchConfig, ResumeError, load_results, play_game, run_match, summarize
 from tests.helpers import gnugo_path
 
 GOJAX = f"{sys.executable} -m gojax gtp --simulations 64 --leaves 4 --playouts-per-leaf 8 --quiet --no-warmup"
@@ -41,6 +41,10 @@ def test_a_killed_run_resumes_without_losing_games(tmp_path):
     records = load_results(str(path))
     assert sorted(r["game"] for r in records) == [0, 1, 2] and summary["games"] == 3
     assert records[0] == first  # the finished game was kept, not replayed
+    renamed = dataclasses.replace(cfg, games=4, name_b="someone-else")
+    with pytest.raises(ResumeError, match="g1 and g2"):  # resuming another pairing's folder
+        run_match(renamed, progress=False)
+    assert load_results(str(path)) == records  # refused before touching the results
 
 
 @pytest.mark.parametrize("mode, words", [("illegal", "illegal move"), ("crash", "forfeits"), ("hang", "forfeits")])
@@ -60,6 +64,13 @@ def test_summary_statistics():
     s = summarize(recs, "a", "b")
     assert s["win_rate"] == 0.75 and s["wins"] == {"a": 3, "b": 1}
     assert s["elo"] == pytest.approx(190.8, abs=0.5) and s["elo_95"][0] < s["elo"] < s["elo_95"][1]
+
+
+def test_engines_are_named_after_their_program_or_python_module():
+    from gojax.cli import _engine_name
+    assert _engine_name("/usr/games/gnugo --mode gtp --level 10") == "gnugo"
+    assert _engine_name("/usr/bin/python3.11 -m gojax gtp --simulations 1000") == "gojax"
+    assert _engine_name("python -u engine.py") == "python"
 
 
 def test_every_game_gets_its_own_seed(tmp_path):
