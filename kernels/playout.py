@@ -120,14 +120,35 @@ def _mark(amaf: jax.Array, cell: jax.Array, mover: jax.Array, amaf_rule: str) ->
     return jnp.where(at, mark, amaf)
 
 
-def _choose(state: BoardState, done: jax.Array, words: jax.Array, pool, cmc, config: PlayoutConfig):
-    """One board: (the playout move (0 = pass; done boards pass, which leaves the stones alone),
-    the rule that chose it).  words: uint32 [] (plain uniform) or [4] (kernels/policy.choose)."""
-    legal = rules.legal_mask(state, exclude_eyes=True)
+def _choose_batch(state: BoardState, done: jax.Array, words: jax.Array, pool, cmc, config: PlayoutConfig,
+                  check_rows: int):
+    """Boards [B]: (the playout moves (0 = pass; done boards pass, which leaves the stones alone),
+    the rules that chose them).  words: uint32 [B] (plain uniform) or [B, 4] (kernels/policy.choose).
+
+    The MoGo policy is kernels/policy.choose split in three: the cascade on every board, then
+    the exact liberty check of the pick (an O(M) pass per board) only on the boards whose pick
+    needs it and is not sure to pass, gathered `check_rows` at a time into a dense sub-batch,
+    then the choice.  The same moves as policy.choose on each board (tests/test_policy.py)."""
+    legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(state)
     if config.plain_uniform:
-        return jnp.where(done, 0, select_uniform(legal, words)), jnp.int32(policy.UNIFORM)
-    cell, rule = policy.choose(state, legal, words, config, pool, cmc)
-    return jnp.where(done, 0, cell), rule
+        return jnp.where(done, 0, jax.vmap(select_uniform)(legal, words)), jnp.full(done.shape, policy.UNIFORM)
+    b = done.shape[0]
+    prop = jax.vmap(lambda st, lg, wd, pl, cm: policy.propose(st, lg, wd, config, pl, cm),
+                    in_axes=(0, 0, 0, None if pool is None else 0, None))(state, legal, words, pool, cmc)
+    todo = prop["checked"] & ~prop["sure"] & ~done
+
+    def body(carry):
+        ok, todo = carry
+        rows = jnp.nonzero(todo, size=check_rows, fill_value=b)[0]
+        safe = jnp.minimum(rows, b - 1)
+        sub = jax.tree_util.tree_map(lambda x: x[safe], state)
+        sub_prop = {k: v[safe] for k, v in prop.items()}
+        passed = policy.check_passes(sub_prop, *jax.vmap(policy.liberties_after)(sub, sub_prop["pick"]))
+        return ok.at[rows].set(passed, mode="drop"), todo.at[rows].set(False, mode="drop")
+
+    ok, _ = jax.lax.while_loop(lambda carry: carry[1].any(), body, (jnp.ones(b, bool), todo))
+    cells, rule = policy.finish(prop, ok)
+    return jnp.where(done, 0, cells), rule
 
 
 def _zobrist(m: int) -> np.ndarray:
@@ -153,8 +174,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
-    choose = jax.vmap(functools.partial(_choose, config=config),
-                      in_axes=(0, 0, 0, None if pool is None else 0, None))
+    choose = functools.partial(_choose_batch, config=config, check_rows=max(1, b // 4))
     mark = jax.vmap(functools.partial(_mark, amaf_rule=config.amaf_rule))
     recount_rows = max(1, b // 8)
     extra = 0 if config.plain_uniform else 3  # words beyond the uniform draw

@@ -198,16 +198,17 @@ def _gate(byte: jax.Array, prob: float) -> jax.Array:
     return byte < jnp.uint32(int(round(prob * 256)))
 
 
-def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: jax.Array | None = None,
-           cmc: tuple[jax.Array, jax.Array] | None = None) -> tuple[jax.Array, jax.Array]:
-    """One board: (cell to play, rule id in RULES).  0 = pass when nothing is legal.
+def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: jax.Array | None = None,
+            cmc: tuple[jax.Array, jax.Array] | None = None) -> dict[str, jax.Array]:
+    """One board: the rule cascade up to the exact liberty check of its pick (see `choose`).
 
-    legal: bool [M], legal and not an own eye.  words: uint32 [4]: words[0] picks the uniform
-    move (so that with every probability 0 this IS the uniform policy, draw for draw), words[1]
-    picks within the winning rule, words[2:4] hold eight one-byte gates.
-    pool: int32 [2, k] cells (0 = empty slot) per colour (row 0 Black), or None.
-    cmc: (wins, counts) float32 [2, P, P] per colour, or None."""
+    Returns int32 scalars "uniform" (the uniform move), "pick" and "rule" (the winning rule's
+    move and id), "need" (liberties the pick must reach), bool "checked" (the pick needs the
+    check) and "sure" (it passes for certain: it has `need` empty neighbours itself, each a
+    liberty of its chain, so the check could only agree).  A batched caller runs the check only
+    where checked & ~sure (kernels/playout.py); `choose` runs it everywhere."""
     m = legal.shape[-1]
+    w = _width(m)
     uniform = select_uniform(legal, words[0])
     masks = candidate_masks(state, legal)
     gates = [(words[2 + i // 4] >> (8 * (i % 4))) & 0xFF for i in range(8)]
@@ -235,14 +236,11 @@ def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: 
         rule = jnp.where(fire, rid, rule)
         mask = jnp.where(fire, cand, mask)
     pick = select_uniform(mask, words[1])
-    # One exact check of the pick (see the module docstring).
-    libs, stones, taken = liberties_after(state, pick)
     is_extension = (rule == SAVE) & ~masks["save_capture"][pick]
-    need = jnp.where(is_extension, config.save_min_liberties, 2)
-    ko_capture = (taken == 1) & (stones == 1) & ~is_extension
+    need = jnp.where(is_extension, config.save_min_liberties, 2).astype(jnp.int32)
     checked = (rule == SAVE) | (rule == PATTERN) | (rule == CAPTURE)
-    ok = ~checked | (libs >= need) | ko_capture
-    rule = jnp.where(ok, rule, UNIFORM)
+    around = jnp.clip(pick + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
+    sure = (state.color[around] == EMPTY).sum(dtype=jnp.int32) >= need
     if config.policy == "mogo" and config.self_atari_prob > 0:
         # The uniform move must not put two or more own stones in atari: strike it out and draw
         # once more (from a re-mixed words[0]; the second draw is taken as it is).
@@ -250,7 +248,39 @@ def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: 
         bad = (u_libs <= 1) & (u_stones >= 2) & (uniform > 0) & _gate(gates[7], config.self_atari_prob)
         again = select_uniform(legal & (cells != uniform), words[0] * jnp.uint32(0x9E3779B1) + jnp.uint32(0x7F4A7C15))
         uniform = jnp.where(bad & (again > 0), again, uniform)
-    return jnp.where(rule == UNIFORM, uniform, pick).astype(jnp.int32), rule
+    return dict(uniform=uniform, pick=pick, rule=rule, need=need, checked=checked, sure=sure,
+                extension=is_extension)
+
+
+def check_passes(proposal: dict[str, jax.Array], libs: jax.Array, stones: jax.Array, taken: jax.Array) -> jax.Array:
+    """Does the pick pass its check, given `liberties_after` of it (any leading shape)?  An
+    extension must reach `need` liberties, a pattern or capture move must not be a self-atari
+    (a snapback capture is one); a ko capture is allowed."""
+    ko_capture = (taken == 1) & (stones == 1) & ~proposal["extension"]
+    return ~proposal["checked"] | proposal["sure"] | (libs >= proposal["need"]) | ko_capture
+
+
+def finish(proposal: dict[str, jax.Array], ok: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(cell, rule): the pick if it passed its check, else the uniform move (rule UNIFORM)."""
+    rule = jnp.where(ok, proposal["rule"], UNIFORM)
+    return jnp.where(rule == UNIFORM, proposal["uniform"], proposal["pick"]).astype(jnp.int32), rule
+
+
+def choose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool: jax.Array | None = None,
+           cmc: tuple[jax.Array, jax.Array] | None = None) -> tuple[jax.Array, jax.Array]:
+    """One board: (cell to play, rule id in RULES).  0 = pass when nothing is legal.
+
+    legal: bool [M], legal and not an own eye.  words: uint32 [4]: words[0] picks the uniform
+    move (so that with every probability 0 this IS the uniform policy, draw for draw), words[1]
+    picks within the winning rule, words[2:4] hold eight one-byte gates.
+    pool: int32 [2, k] cells (0 = empty slot) per colour (row 0 Black), or None.
+    cmc: (wins, counts) float32 [2, P, P] per colour, or None.
+
+    `propose`, then ONE exact check of the pick (`liberties_after`; see the module docstring),
+    then `finish`.  The playout loop runs the same three steps with the check batched over only
+    the boards that need it; the moves are the same."""
+    proposal = propose(state, legal, words, config, pool, cmc)
+    return finish(proposal, check_passes(proposal, *liberties_after(state, proposal["pick"])))
 
 
 def _cmc_best(state: BoardState, legal: jax.Array, wins: jax.Array, counts: jax.Array, config) -> jax.Array:

@@ -362,3 +362,24 @@ def test_self_atari_rule_redraws_a_uniform_move_that_self_ataris_two_stones():
     assert "C2" not in guarded and "B1" in guarded
     assert set(plain) - {"C2"} == set(guarded)  # everything else is still drawn
     assert [v for v, _ in choices(b, None, only(self_atari_prob=0.0), n=64)] == plain[:64]
+
+
+def test_the_batched_check_chooses_the_same_moves_as_choose():
+    """kernels/playout.py checks the pick's liberties only on the boards that need it, a few
+    rows at a time (here one, so the sub-batch loop runs many times): same moves, same rules."""
+    from kernels.playout import _choose_batch
+    starts = random_positions(9, 24, seed=5)
+    state = batch_from_host(starts)
+    words = jax.random.bits(jax.random.key(8), (len(starts), 4), jnp.uint32)
+    done = jnp.arange(len(starts)) % 7 == 3  # finished boards pass
+    for cfg in (MOGO, dataclasses.replace(MOGO, save_min_liberties=2, pattern_prob=0.5)):
+        cells, rule = jax.jit(functools.partial(_choose_batch, config=cfg, check_rows=1))(
+            state, done, words, None, None)
+
+        def one(s, w):
+            return policy.choose(s, rules.legal_mask(s, exclude_eyes=True), w, cfg)
+        want_cells, want_rule = jax.vmap(one)(state, words)
+        np.testing.assert_array_equal(cells, np.where(done, 0, want_cells))
+        live = ~np.asarray(done)  # a finished board's rule is not counted (nor checked)
+        np.testing.assert_array_equal(np.asarray(rule)[live], np.asarray(want_rule)[live])
+        assert set(np.asarray(rule)[live]) & {policy.SAVE, policy.PATTERN, policy.CAPTURE}
