@@ -89,7 +89,7 @@ class PlayoutConfig:
 class PlayoutResult:
     z: chex.Array  # float32 [L, K]  1 Black win, 0 White win, 0.5 tie
     score: chex.Array  # float32 [L, K]  Black area - White area - komi
-    moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes or the cap
+    moves: chex.Array  # int32 [L, K]  moves played (passes included) until two passes, the cap or a ko cycle
     cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
     cycle_hit: chex.Array  # bool [L, K]  stopped in a superko cycle (PlayoutConfig.cycle_window);
     #                        scored as it stands, as at the cap
