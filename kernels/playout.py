@@ -137,16 +137,12 @@ def _choose_batch(state: BoardState, done: jax.Array, words: jax.Array, pool, cm
                     in_axes=(0, 0, 0, None if pool is None else 0, None))(state, legal, words, pool, cmc)
     todo = prop["checked"] & ~prop["sure"] & ~done
 
-    def body(carry):
-        ok, todo = carry
-        rows = jnp.nonzero(todo, size=check_rows, fill_value=b)[0]
-        safe = jnp.minimum(rows, b - 1)
-        sub = jax.tree_util.tree_map(lambda x: x[safe], state)
-        sub_prop = {k: v[safe] for k, v in prop.items()}
-        passed = policy.check_passes(sub_prop, *jax.vmap(policy.liberties_after)(sub, sub_prop["pick"]))
-        return ok.at[rows].set(passed, mode="drop"), todo.at[rows].set(False, mode="drop")
+    def check(i):
+        sub = jax.tree_util.tree_map(lambda x: x[i], state)
+        sub_prop = {k: v[i] for k, v in prop.items()}
+        return policy.check_passes(sub_prop, *jax.vmap(policy.liberties_after)(sub, sub_prop["pick"]))
 
-    ok, _ = jax.lax.while_loop(lambda carry: carry[1].any(), body, (jnp.ones(b, bool), todo))
+    ok = rules.on_flagged_rows(check, todo, check_rows, jnp.ones(b, bool))
     cells, rule = policy.finish(prop, ok)
     return jnp.where(done, 0, cells), rule
 

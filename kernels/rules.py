@@ -188,22 +188,29 @@ def play(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Array]:
 def play_batch(states: BoardState, cells: jax.Array, recount_rows: int) -> tuple[BoardState, jax.Array]:
     """Batched play: states [B], cells int32 [B].  Returns (states, captured counts [B]).
 
-    The boards that captured are gathered `recount_rows` at a time into a dense sub-batch and
-    recounted there (a while loop that usually runs once), so the scatter-add of
-    `recount_liberties` costs recount_rows / B of a full recount."""
+    Only the boards that captured are recounted (`on_flagged_rows`, `recount_rows` at a time),
+    so the scatter-add of `recount_liberties` costs recount_rows / B of a full recount."""
     out, n = jax.vmap(play_stale)(states, cells)
-    b = cells.shape[0]
+    libs = on_flagged_rows(lambda i: jax.vmap(recount_liberties)(out.color[i], out.chain[i]), n > 0,
+                           recount_rows, out.libs)
+    return out.replace(libs=libs), n
+
+
+def on_flagged_rows(fn, flagged: jax.Array, rows: int, out: jax.Array) -> jax.Array:
+    """`out` [B, ...] with row i replaced by fn's value for it wherever flagged[i] (bool [B]).
+
+    fn: int32 [rows] board indices -> [rows, ...] values.  The flagged rows are gathered `rows`
+    at a time into a dense sub-batch (a while loop that usually runs once), so a costly per-board
+    step runs on those boards only: fixed shapes, no host round trip."""
+    b = flagged.shape[0]
 
     def body(carry):
-        libs, need = carry
-        rows = jnp.nonzero(need, size=recount_rows, fill_value=b)[0]
-        safe = jnp.minimum(rows, b - 1)
-        fresh = jax.vmap(recount_liberties)(out.color[safe], out.chain[safe])
-        libs = libs.at[rows].set(fresh, mode="drop")
-        return libs, need.at[rows].set(False, mode="drop")
+        out, need = carry
+        idx = jnp.nonzero(need, size=rows, fill_value=b)[0]  # b: padding, dropped below
+        out = out.at[idx].set(fn(jnp.minimum(idx, b - 1)), mode="drop")
+        return out, need.at[idx].set(False, mode="drop")
 
-    libs, _ = jax.lax.while_loop(lambda carry: carry[1].any(), body, (out.libs, n > 0))
-    return out.replace(libs=libs), n
+    return jax.lax.while_loop(lambda carry: carry[1].any(), body, (out, flagged))[0]
 
 
 def area(color: jax.Array) -> tuple[jax.Array, jax.Array]:
