@@ -59,6 +59,8 @@ def add_search_options(p) -> None:
     g.add_argument("--prior", choices=PRIORS, default=d.prior, help=f"heuristic prior, eq. 48-52 ({d.prior})")
     g.add_argument("--prior-equiv", type=float, default=d.prior_equiv, help=f"M, equivalent experience ({d.prior_equiv:g})")
     g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
+    g.add_argument("--mercy", type=float, default=d.mercy, metavar="F",
+                   help=f"end a playout once one colour leads by F x the board's points in captures ({d.mercy:g}; 0: off)")
     add_policy_options(p)
 
 
@@ -90,6 +92,7 @@ def search_params(args, **overrides):
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
                   self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),
+                  mercy=getattr(args, "mercy", SearchParams().mercy),
                   seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:

@@ -50,6 +50,14 @@ class PlayoutConfig:
     # Zobrist hashes: false matches are negligible.
     cycle_window: int = 8
     cycle_moves: int = 24
+    # Mercy rule (as in Fuego): a playout also ends once one colour has captured more stones than
+    # the other since the start by `mercy` times the board's points (0 = never; 0.25: 20 stones
+    # on 9x9, 90 on 19x19), scored as it stands.  The random players do not come back from such
+    # a lead, and the moves after it (the loser's groups eaten, the space refilled) make the
+    # longest playouts, which hold their whole batch.  Off here, because a stopped playout's
+    # score and ownership are not final (gojax.evaluate reports them); the search turns it on
+    # (SearchParams.mercy), where only the winner counts.
+    mercy: float = 0.0
     # --- the MoGo rules (policy="mogo"), in cascade order; resolution 1/256 -------------------
     save_prob: float = 1.0  # rule 1: save own stones the last move put in atari
     save_min_liberties: int = 3  # an extension "saves" only with this many liberties after it
@@ -70,6 +78,8 @@ class PlayoutConfig:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
+        if not 0.0 <= self.mercy <= 1.0:
+            raise ValueError(f"mercy must be in [0, 1] (0 = off), got {self.mercy}")
         if self.cycle_window < 0 or self.cycle_moves < 1:
             raise ValueError(f"need cycle_window >= 0 and cycle_moves >= 1, got {self.cycle_window}, {self.cycle_moves}")
         if self.amaf_rule not in AMAF_RULES:
@@ -93,6 +103,7 @@ class PlayoutResult:
     cap_hit: chex.Array  # bool [L, K]  stopped by the move cap
     cycle_hit: chex.Array  # bool [L, K]  stopped in a superko cycle (PlayoutConfig.cycle_window);
     #                        scored as it stands, as at the cap
+    mercy_hit: chex.Array  # bool [L, K]  stopped by the mercy rule (PlayoutConfig.mercy), scored as it stands
     first_move: chex.Array  # int16 [L, K]  each playout's first move (point; -1 pass; -2 none, the
     #                         start was already over): Algorithm 2 backs it up as the new node's MC edge
     wins: chex.Array  # float32 [L]  sum of z over the K playouts
@@ -166,7 +177,7 @@ def _position_hash_change(before: jax.Array, after: jax.Array) -> jax.Array:
 
 def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
     """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], cycle_hit [B],
-    history, first, rule counts [B, R])."""
+    mercy_hit [B], history, first, rule counts [B, R])."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
@@ -179,13 +190,14 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
 
     window = config.cycle_window
+    mercy = max(1, round(config.mercy * g.num_points)) if config.mercy else 0  # captured stones
 
     def cond(carry):
         done, t = carry[3], carry[4]
         return (t < cap) & ~done.all()
 
     def body(carry):
-        state, amaf, moves, done, t, history, first, counts, (pos_hash, recent, run) = carry
+        state, amaf, moves, done, t, history, first, counts, (pos_hash, recent, run), lead = carry
         before = state.color
         words = rng.step_words(keys, t, 1 + extra)  # [B, 1 + extra]
         if not extra:
@@ -194,7 +206,10 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         amaf = mark(amaf, cells, state.to_play)
         counts = counts + (jax.nn.one_hot(rule, counts.shape[1], dtype=jnp.int32) * (~done)[:, None])
         first = jnp.where(t == 0, jnp.where(done, jnp.int16(-2), to_point[cells]), first)
-        state, _ = rules.play_batch(state, cells, recount_rows)
+        mover = jnp.where(state.to_play == BLACK, 1, -1).astype(jnp.int32)
+        state, taken = rules.play_batch(state, cells, recount_rows)
+        if mercy:  # stones captured by Black minus by White in this playout
+            lead = lead + mover * taken
         if record_moves:
             played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1
             history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
@@ -208,17 +223,21 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
             run = jnp.where(cells == 0, run, jnp.where(repeat, run + 1, 0))
         moves = moves + (~done).astype(jnp.int32)
         done = done | (state.passes >= 2) | (moves >= cap) | (run >= config.cycle_moves)
-        return state, amaf, moves, done, t + 1, history, first, counts, (pos_hash, recent, run)
+        if mercy:
+            done = done | (jnp.abs(lead) >= mercy)
+        return state, amaf, moves, done, t + 1, history, first, counts, (pos_hash, recent, run), lead
 
     history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
     cycles = (jnp.zeros(b, jnp.uint32), jnp.zeros((b, window), jnp.uint32), jnp.zeros(b, jnp.int32))
     init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32), cycles)
+            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32), cycles, jnp.zeros(b, jnp.int32))
     # first starts at -2 ("none"): when every start is already over the loop body never runs.
-    state, amaf, moves, done, _, history, first, counts, (_, _, run) = jax.lax.while_loop(cond, body, init)
+    state, amaf, moves, done, _, history, first, counts, (_, _, run), lead = jax.lax.while_loop(cond, body, init)
     cycle = run >= config.cycle_moves
-    cap_hit = (moves >= cap) & (state.passes < 2) & ~cycle
-    return state, amaf, moves, cap_hit, cycle, history, first, counts
+    # (no passes test here: a board that stopped passes from then on while the others play)
+    mercy_hit = (jnp.abs(lead) >= mercy) & ~cycle if mercy else jnp.zeros(b, bool)
+    cap_hit = (moves >= cap) & (state.passes < 2) & ~cycle & ~mercy_hit
+    return state, amaf, moves, cap_hit, cycle, mercy_hit, history, first, counts
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
@@ -246,7 +265,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
     if pool is not None:
         pool = jnp.repeat(jnp.asarray(pool, jnp.int32), k, axis=0)
-    final, amaf, moves, cap_hit, cycle, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
+    final, amaf, moves, cap_hit, cycle, mercy, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -275,7 +294,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     start_legal, start_capture = jax.vmap(rules.legal_and_capture_masks)(starts)
     return PlayoutResult(
         z=zk, score=per_position(score), moves=per_position(moves), cap_hit=per_position(cap_hit),
-        cycle_hit=per_position(cycle),
+        cycle_hit=per_position(cycle), mercy_hit=per_position(mercy),
         first_move=per_position(first),
         wins=zk.sum(1),
         ownership=per_position(signed).mean(1),

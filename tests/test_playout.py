@@ -40,8 +40,11 @@ def replay(start: Board, history: np.ndarray, cap: int, config: PlayoutConfig = 
     """Replay one recorded playout on the host twin, checking the playout rules at every move.
     Returns (final board, {(colour, point): first credited} sets for both AMAF rules, moves,
     whether it ended in a ko cycle: `config.cycle_moves` moves in a row each recreating, by the
-    host's own Zobrist hashes, one of the `config.cycle_window` positions before it)."""
+    host's own Zobrist hashes, one of the `config.cycle_window` positions before it, and whether
+    the mercy rule ended it: one colour `config.mercy` x P captures ahead, by the host's count)."""
     b = start.copy()
+    lead = round(config.mercy * b.size ** 2) if config.mercy else 0
+    mercy = False
     first_by_any, played_by = {}, {BLACK: set(), WHITE: set()}
     n = run = 0
     hashes = [int(b.hash)] * max(config.cycle_window, 1)
@@ -62,11 +65,13 @@ def replay(start: Board, history: np.ndarray, cap: int, config: PlayoutConfig = 
             if config.cycle_window:
                 run = run + 1 if int(b.hash) in hashes[-config.cycle_window:] else 0
         hashes.append(int(b.hash))
-        if b.game_over or run >= config.cycle_moves:
+        mercy = bool(lead) and abs((b.captures[BLACK] - start.captures[BLACK])
+                                   - (b.captures[WHITE] - start.captures[WHITE])) >= lead
+        if b.game_over or run >= config.cycle_moves or mercy:
             break
     cycle = bool(config.cycle_window) and run >= config.cycle_moves
-    assert b.game_over or n == cap or cycle
-    return b, first_by_any, played_by, n, cycle
+    assert b.game_over or n == cap or cycle or mercy
+    return b, first_by_any, played_by, n, cycle, mercy
 
 
 @pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
@@ -83,8 +88,8 @@ def test_reductions_equal_a_slow_loop_over_recorded_playouts(amaf_rule):
         wins = np.zeros((2, g.num_points))
         own = np.zeros(g.num_points)
         for j in range(k):
-            final, first_by_any, played_by, n, cycle = replay(start, res.history[i, j], cap)
-            assert res.moves[i, j] == n and res.cycle_hit[i, j] == cycle
+            final, first_by_any, played_by, n, cycle, _ = replay(start, res.history[i, j], cap)
+            assert res.moves[i, j] == n and res.cycle_hit[i, j] == cycle and not res.mercy_hit[i, j]
             first = res.history[i, j, 0]
             assert res.first_move[i, j] == first
             score = final.score()
@@ -135,7 +140,7 @@ def test_a_triple_ko_ends_the_playout_instead_of_running_to_the_cap():
     assert res.cycle_hit.all() and not res.cap_hit.any()
     assert (res.moves < 6 + mogo.cycle_moves + 10).all()  # one turn of the three kos, then the run
     for j in range(8):  # the host twin's own hashes see the same cycle end at the same move
-        final, _, _, n, cycle = replay(start, res.history[0, j], cap, mogo)
+        final, _, _, n, cycle, _ = replay(start, res.history[0, j], cap, mogo)
         assert cycle and n == res.moves[0, j] and res.score[0, j] == pytest.approx(final.score())
 
 
@@ -150,6 +155,31 @@ def test_the_cycle_stop_changes_no_playout_that_does_not_cycle():
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     with pytest.raises(ValueError, match="cycle_window"):
         PlayoutConfig(cycle_window=-1)
+
+
+@pytest.mark.parametrize("policy", ["uniform", "mogo"])
+def test_the_mercy_rule_stops_a_playout_at_the_capture_lead(policy):
+    """With `mercy` a playout ends at the move that puts one colour mercy x P captures ahead
+    (the host twin counts the captures), scored as it stands; before that move it is the same
+    playout as without the rule."""
+    starts = start_positions()
+    g = starts[0].geometry
+    config = PlayoutConfig(policy=policy, mercy=0.15)  # 7 stones on 7x7
+    full = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(7), 16,
+                                       PlayoutConfig(policy=policy), record_moves=True))
+    res = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(7), 16, config,
+                                      record_moves=True))
+    assert res.mercy_hit.sum() >= 4 and not (res.mercy_hit & (res.cap_hit | res.cycle_hit)).any()
+    for i, start in enumerate(starts):
+        for j in range(16):
+            final, _, _, n, cycle, mercy = replay(start, res.history[i, j], g.move_cap, config)
+            assert (n, mercy) == (res.moves[i, j], res.mercy_hit[i, j])
+            assert res.score[i, j] == pytest.approx(final.score())
+            np.testing.assert_array_equal(res.history[i, j, :n], full.history[i, j, :n])
+            if not mercy:
+                assert res.moves[i, j] == full.moves[i, j] and res.z[i, j] == full.z[i, j]
+    with pytest.raises(ValueError, match="mercy"):
+        PlayoutConfig(mercy=1.5)
 
 
 def test_same_key_same_playouts_and_rows_do_not_interact():

@@ -249,7 +249,7 @@ def test_mogo_playouts_replay_legally_on_the_host():
     cap = starts[0].geometry.move_cap
     for i, s in enumerate(starts):
         for j in range(4):
-            final, _, _, moves, cycle = replay(s, np.asarray(r.history[i, j]), cap, cfg)
+            final, _, _, moves, cycle, _ = replay(s, np.asarray(r.history[i, j]), cap, cfg)
             assert moves == int(r.moves[i, j]) and cycle == bool(r.cycle_hit[i, j])
             assert final.score() == pytest.approx(float(r.score[i, j]))
     counts = np.asarray(r.rule_counts).sum(0)
