@@ -24,6 +24,7 @@ from kernels.geometry import BLACK, WHITE, Geometry
 from kernels.state import BoardState, geometry_of
 
 AMAF_RULES = ("first", "same_colour")
+MERCY_MIN = 10  # captured stones: on small boards a few captures decide nothing (2x2: 25% is one stone)
 POLICIES = ("uniform", "mogo")
 
 
@@ -51,8 +52,8 @@ class PlayoutConfig:
     cycle_window: int = 8
     cycle_moves: int = 24
     # Mercy rule (as in Fuego): a playout also ends once one colour has captured more stones than
-    # the other since the start by `mercy` times the board's points (0 = never; 0.25: 20 stones
-    # on 9x9, 90 on 19x19), scored as it stands.  The random players do not come back from such
+    # the other since the start by `mercy` times the board's points, and at least MERCY_MIN
+    # (0 = never; 0.25: 20 stones on 9x9, 90 on 19x19), scored as it stands.  The random players do not come back from such
     # a lead, and the moves after it (the loser's groups eaten, the space refilled) make the
     # longest playouts, which hold their whole batch.  Off here, because a stopped playout's
     # score and ownership are not final (gojax.evaluate reports them); the search turns it on
@@ -190,7 +191,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
 
     window = config.cycle_window
-    mercy = max(1, round(config.mercy * g.num_points)) if config.mercy else 0  # captured stones
+    mercy = max(MERCY_MIN, round(config.mercy * g.num_points)) if config.mercy else 0  # captured stones
 
     def cond(carry):
         done, t = carry[3], carry[4]

@@ -286,18 +286,33 @@ class Search:
     def _backup(self, leaves: list[Leaf], result: PlayoutResult) -> tuple[np.ndarray, int]:
         r = jax.device_get(result)
         k = self.params.playouts_per_leaf
+        fresh, rows = [], []  # new nodes not yet initialised, and their leaves' rows
         for i, leaf in enumerate(leaves):
             new = leaf.nodes[-1]
             if len(leaf.nodes) > len(leaf.actions) and not self.tree.legal_ready[new]:
                 # The new node's legal moves: the device's masks for the leaf position, less superko.
                 self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
-                if r.start_prior is not None and not self.tree.initialised[new]:
-                    self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
+                if not self.tree.initialised[new]:
+                    fresh.append(new)
+                    rows.append(i)
+        if fresh and self._batch_priors(r):
+            # Their priors now, all at once (the refresh below covers them: they are on the paths).
+            priors.initialise_batch(self.tree, fresh, self.params, None if r.start_prior is None else r.start_prior[rows])
+        elif r.start_prior is not None:
+            for new, i in zip(fresh, rows):
+                self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
         touched = backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
                                self.params.amaf_rule)
         refresh(self.tree, touched, self.params, self._jitter)
         own = (r.ownership[:len(leaves)] * k).sum(axis=0)
         return own, int(r.cap_hit[:len(leaves)].sum())
+
+    def _batch_priors(self, r: PlayoutResult) -> bool:
+        """Whether a round's new nodes take their prior at backup (priors.initialise_batch):
+        every prior but the grandfather's, which reads the tree when the node is first descended
+        through; the MoGo prior only with the device's verdicts."""
+        prior = self.params.prior
+        return prior in ("none", "even") or (prior == "mogo" and r.start_prior is not None)
 
     def _decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""

@@ -139,5 +139,40 @@ def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | 
     tree.node_n[node] += m * len(legal)
 
 
+def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes: np.ndarray | None) -> None:
+    """`initialise` for several nodes at once, with the same statistics: the new nodes of one
+    round, as their playouts come back (mcts.Search._backup), for the priors that do not read
+    the tree ("none", "even", and "mogo" from the device's verdicts `codes`, int8 [len(nodes), P]).
+    One vectorised pass instead of ~15 numpy calls per node at its first descent: the sums are
+    the same whichever comes first (counts and win sums are multiples of 1/2, exact in float32),
+    so the tree is too.  Every node must have its legal mask."""
+    nodes = np.asarray(nodes, np.int64)
+    tree.initialised[nodes] = True
+    if params.prior == "none" or not len(nodes):
+        return
+    p = tree.pass_action
+    rows, acts = np.nonzero(tree.legal[nodes])
+    at = nodes[rows]
+    h = np.full(len(acts), NEUTRAL, np.float32)
+    if params.prior == "mogo":
+        point = acts != p
+        c = codes[rows[point], acts[point]]
+        hp = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)
+        for k in np.flatnonzero(c == PRIOR_LADDER):
+            hp[k] = GOOD if extension_escapes(tree.boards[at[point][k]], int(acts[point][k])) else BAD
+        h[point] = hp
+        passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
+        h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
+    m = params.prior_equiv
+    hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
+    tree.prior[at, acts] = h
+    tree.n[at, acts] += m
+    tree.w[at, acts] += m * hb
+    amaf = acts != p  # no AMAF prior for pass (see `initialise`)
+    tree.na[at[amaf], acts[amaf]] += m
+    tree.wa[at[amaf], acts[amaf]] += m * hb[amaf]
+    tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
+
+
 def _black_view(h_mover: np.ndarray, to_play: int) -> np.ndarray:
     return h_mover if to_play == 1 else 1.0 - h_mover

@@ -8,7 +8,7 @@ import pytest
 
 from kernels.geometry import BLACK, WHITE
 from kernels.host import Board
-from kernels.playout import PlayoutConfig, empty_boards, run_playouts
+from kernels.playout import MERCY_MIN, PlayoutConfig, empty_boards, run_playouts
 from kernels.state import from_host, stack
 from tests.helpers import board
 
@@ -43,7 +43,7 @@ def replay(start: Board, history: np.ndarray, cap: int, config: PlayoutConfig = 
     host's own Zobrist hashes, one of the `config.cycle_window` positions before it, and whether
     the mercy rule ended it: one colour `config.mercy` x P captures ahead, by the host's count)."""
     b = start.copy()
-    lead = round(config.mercy * b.size ** 2) if config.mercy else 0
+    lead = max(MERCY_MIN, round(config.mercy * b.size ** 2)) if config.mercy else 0
     mercy = False
     first_by_any, played_by = {}, {BLACK: set(), WHITE: set()}
     n = run = 0
@@ -164,7 +164,7 @@ def test_the_mercy_rule_stops_a_playout_at_the_capture_lead(policy):
     playout as without the rule."""
     starts = start_positions()
     g = starts[0].geometry
-    config = PlayoutConfig(policy=policy, mercy=0.15)  # 7 stones on 7x7
+    config = PlayoutConfig(policy=policy, mercy=0.2)  # 10 stones on 7x7
     full = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(7), 16,
                                        PlayoutConfig(policy=policy), record_moves=True))
     res = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(7), 16, config,
