@@ -344,3 +344,30 @@ def test_lazy_legal_masks_equal_the_host_ones():
             np.testing.assert_array_equal(tree.prior[i, pts], mogo_values(tree.boards[i], pts))
     assert tree.initialised[:tree.num_nodes].sum() > 20 and not search._codes.keys() & set(
         np.flatnonzero(tree.initialised[:tree.num_nodes]).tolist())
+
+
+@pytest.mark.parametrize("prior", ["mogo", "even"])
+def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
+    """A round's new nodes take their prior in one batch when their playouts come back
+    (priors.initialise_batch); the lazy path adds it when a descent first goes through a node.
+    Same seed, so the same leaves and playouts: every node the lazy search initialised has the
+    same statistics in both trees, and every other one differs by exactly the prior's M."""
+    b = Board(7)
+    for v in ("D4", "C3", "E5", "C5"):
+        b.play(b.geometry.from_gtp(v))
+    params = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior, seed=5)
+    batched = Search(b, params)
+    lazy = Search(b, params)
+    lazy._batch_priors = lambda result: False
+    for s in (batched, lazy):
+        s.run(simulations=640, stop_early=False)
+    t, u = batched.tree, lazy.tree
+    k = t.num_nodes
+    assert k == u.num_nodes > 100
+    np.testing.assert_array_equal(t.child[:k], u.child[:k])
+    seen = u.initialised[:k]
+    assert t.initialised[:k].all() and 20 < seen.sum() < k
+    for name in ("n", "w", "na", "wa", "node_n", "prior", "value"):
+        np.testing.assert_array_equal(getattr(t, name)[:k][seen], getattr(u, name)[:k][seen], err_msg=name)
+    legal = t.legal[:k][~seen]
+    np.testing.assert_array_equal((t.n[:k] - u.n[:k])[~seen], np.where(legal, params.prior_equiv, 0.0))
