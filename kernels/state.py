@@ -86,6 +86,15 @@ def numpy_batch(boards: list[Board]) -> BoardState:
     index, libs = 0) for `rules.with_chains`.  Vectorised over the batch; a jitted function
     takes it as it is and copies it to the device in one transfer, which the search relies on
     (one `jnp.asarray` per field costs more than the rest of the conversion)."""
+    f = numpy_fields(boards)
+    chain = np.broadcast_to(np.arange(f["color"].shape[-1], dtype=np.int16), f["color"].shape)
+    return BoardState(chain=chain, libs=np.zeros(f["color"].shape, np.int16), **f)
+
+
+def numpy_fields(boards: list[Board]) -> dict[str, np.ndarray]:
+    """`numpy_batch` less the chain fields, as a plain dict: what a jitted function that builds
+    the state itself (`with_placeholder_chains`) takes, without a dataclass to build and flatten
+    on the host."""
     g = boards[0].geometry
     n = len(boards)
     color = np.full((n, g.num_cells), BORDER, np.int8)
@@ -93,14 +102,21 @@ def numpy_batch(boards: list[Board]) -> BoardState:
 
     def cell(p):
         return 0 if p is None else int(g.point_to_cell[p])
-    return BoardState(
-        color=color, chain=np.broadcast_to(np.arange(g.num_cells, dtype=np.int16), color.shape),
-        libs=np.zeros(color.shape, np.int16), ko=np.array([cell(b.ko) for b in boards], np.int32),
+    return dict(
+        color=color, ko=np.array([cell(b.ko) for b in boards], np.int32),
         to_play=np.array([b.to_play for b in boards], np.int8),
         passes=np.array([min(b.passes, 2) for b in boards], np.int8),
         komi=np.array([b.komi for b in boards], np.float32),
         last=np.array([cell(b.moves[-1][1]) if b.moves else 0 for b in boards], np.int32),
         prev=np.array([cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards], np.int32))
+
+
+def with_placeholder_chains(fields: dict) -> BoardState:
+    """Inside jit: the batched state of `numpy_fields` with placeholder chains (for
+    `rules.with_chains`)."""
+    color = fields["color"]
+    chain = jnp.broadcast_to(jnp.arange(color.shape[-1], dtype=jnp.int16), color.shape)
+    return BoardState(chain=chain, libs=jnp.zeros(color.shape, jnp.int16), **fields)
 
 
 def stack(states: list[BoardState]) -> BoardState:
