@@ -53,9 +53,9 @@ class PlayoutConfig:
     cycle_moves: int = 24
     # Mercy rule (as in Fuego): a playout also ends once one colour has captured more stones than
     # the other since the start by `mercy` times the board's points, and at least MERCY_MIN
-    # (0 = never; 0.25: 20 stones on 9x9, 90 on 19x19), scored as it stands.  The random players do not come back from such
-    # a lead, and the moves after it (the loser's groups eaten, the space refilled) make the
-    # longest playouts, which hold their whole batch.  Off here, because a stopped playout's
+    # (0 = never; 0.25: 20 stones on 9x9, 90 on 19x19), scored as it stands.  The random
+    # players do not come back from such a lead, and the moves after it (the loser's groups
+    # eaten, the space refilled) make the longest playouts, which hold their whole batch.  Off here, because a stopped playout's
     # score and ownership are not final (gojax.evaluate reports them); the search turns it on
     # (SearchParams.mercy), where only the winner counts.
     mercy: float = 0.0

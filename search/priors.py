@@ -100,11 +100,13 @@ def values_from_codes(board: Board, points: list[int], codes: np.ndarray) -> np.
 def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | None = None) -> None:
     """Add the heuristic's virtual experience to node's action statistics (eq. 48-52).
 
-    Called the first time the search descends THROUGH the node, not when the node is created:
-    most leaves are never descended through, and since the prior only adds M * H to sums that
-    backups also add to, adding it later gives the same statistics (the grandfather heuristic
-    then reads its grandparent's values as they are at that time).  `codes`: the device's MoGo
-    verdicts for the node's position when its playouts have come back (else the host computes)."""
+    For the grandfather prior, and for a node a descent reaches before its playouts are back
+    (the others go through `initialise_batch` at their first backup): called the first time the
+    search descends THROUGH the node, not when the node is created.  Since the prior only adds
+    M * H to sums that backups also add to, adding it later gives the same statistics (the
+    grandfather heuristic then reads its grandparent's values as they are at that time).
+    `codes`: the device's MoGo verdicts for the node's position when its playouts have come
+    back (else the host computes)."""
     tree.initialised[node] = True
     tree.ensure_legal(node)
     if params.prior == "none":

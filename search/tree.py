@@ -43,7 +43,7 @@ class Tree:
         self.sims = np.zeros(capacity, np.float32)
         self.wins = np.zeros(capacity, np.float32)
         self.to_play = np.zeros(capacity, np.int8)
-        self.initialised = np.zeros(capacity, bool)  # heuristic prior added (on first descent through it)
+        self.initialised = np.zeros(capacity, bool)  # heuristic prior added (at its first backup, or first descent)
         # legal[i] filled: at the node's first backup (from the device's masks for the leaf
         # position) or, if a descent reaches it before that, from the host board.
         self.legal_ready = np.zeros(capacity, bool)
