@@ -196,6 +196,7 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     return {
         "board": board, "simulations": simulations, "leaves": params.leaves,
         "playouts_per_leaf": params.playouts_per_leaf, "selection": params.selection, "prior": params.prior,
+        "policy": params.policy, "mercy": params.mercy,
         "positions": len(positions), "repeats": repeats,
         "simulations_per_sec": med([r.simulations / r.seconds for r in rows]),
         "sec_per_search": med([r.seconds for r in rows]),
@@ -220,7 +221,7 @@ def format_search_report(r: dict) -> str:
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})"
         + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else ""),
         f"  batch shape     L={r['leaves']} leaves x K={r['playouts_per_leaf']} playouts per device call;"
-        f" {r['selection']}, prior {r['prior']}",
+        f" {r['selection']}, prior {r['prior']}; {r.get('policy', 'mogo')} playouts, mercy {r.get('mercy', 0):g}",
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",
         f"  host            {r['host_fraction']:.0%} of wall time (descent + backup + leaf conversion);"
         f" waiting for the device {r['device_wait_fraction']:.0%}",
