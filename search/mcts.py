@@ -58,7 +58,7 @@ def _play_leaves(fields: dict, key: jax.Array, call: jax.Array, k: int, config: 
     keys = _leaf_keys(jax.random.fold_in(key, call), jnp.arange(fields["color"].shape[0], dtype=jnp.int32))
     res = run_playouts(states, keys, k, config)
     if with_prior:
-        res = res.replace(start_prior=jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(geometry_of(states).point_to_cell)])
+        res = res.replace(start_prior=_prior_codes(states))
     return res
 
 
