@@ -105,9 +105,11 @@ def seeded(cmd: str, game: int) -> str:
     argv = shlex.split(cmd)
     if not argv:
         return cmd
-    if "gnugo" in os.path.basename(argv[0]):
+    # The program may sit behind a wrapper (env -C DIR, nice, taskset): look past it.
+    names = [os.path.basename(a) for a in argv]
+    if any("gnugo" in n for n in names[:4]):
         return shlex.join(argv + ["--seed", str(game + 1)])  # GNU Go: 0 would mean "from the clock"
-    if any("gojax" in a for a in argv[:3]) and "gtp" in argv:
+    if "gtp" in argv and any(n == "gojax" or n.startswith("gojax") for n in names[:argv.index("gtp")]):
         base = 0
         if "--seed" in argv:
             i = argv.index("--seed")
