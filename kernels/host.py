@@ -52,6 +52,7 @@ class Board:
         self.passes = 0  # consecutive passes
         self.hash = np.uint64(0)
         self.seen: set[int] = {0}  # hashes of every position so far (positional superko)
+        self.peak_stones = 0  # most stones on the board in any position of `seen`
         self.moves: list[tuple[int, int | None]] = []  # (colour, point or None for pass)
         self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
 
@@ -79,6 +80,7 @@ class Board:
         b.to_play = to_play
         b.hash = b._compute_hash()
         b.seen = {int(b.hash)}
+        b.peak_stones = int(np.count_nonzero(b.stones))
         return b
 
     def _compute_hash(self) -> np.uint64:
@@ -251,12 +253,24 @@ class Board:
         position.  The Zobrist hash after each move is one XOR for a plain move; a capture is
         played out with `_try` to know which stones leave."""
         points = np.flatnonzero(legal)
+        if self._plain_moves_are_new():
+            out = points.tolist()
+            for p in points[capture[points]].tolist():
+                if int(self._try(p, self.to_play)[2]) in self.seen:
+                    out.remove(p)
+            return out
         z = zobrist_table(self.size * self.size)
         after = self.hash ^ z[self.to_play, points]
         for k in np.flatnonzero(capture[points]):
             after[k] = self._try(int(points[k]), self.to_play)[2]
         seen = self.seen
         return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
+
+    def _plain_moves_are_new(self) -> bool:
+        """A move that captures nothing leaves one stone more than now; when no earlier position
+        had that many, it cannot repeat one, and only captures need the hash test.  True for
+        most positions of a game (stone counts fall only by captures)."""
+        return int(np.count_nonzero(self.stones)) + 1 > self.peak_stones
 
     def eye_mask(self, color: int) -> np.ndarray:
         """bool [P]: is_eye for every point at once."""
@@ -306,6 +320,7 @@ class Board:
                 self.ko = captured[0]
         self.stones, self.hash = stones, h
         self.seen.add(int(h))
+        self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
         self.captures[color] += len(captured)
         self.passes = 0
         self.moves.append((color, p))
@@ -324,6 +339,7 @@ class Board:
             self.stones[p] = color
         self.hash = self._compute_hash()
         self.seen.add(int(self.hash))
+        self.peak_stones = max(self.peak_stones, int(np.count_nonzero(self.stones)))
         self.ko = None
 
     @property

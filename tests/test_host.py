@@ -36,3 +36,24 @@ def test_copy_does_not_share_history():
     c = b.copy()
     c.play(0)
     assert b.stones[0] == 0 and len(b.seen) == 1 and b.moves == []
+
+
+def test_a_move_that_captures_nothing_can_still_repeat_a_position():
+    """3x3, found by random play: after these 18 moves Black's A1 captures nothing yet recreates
+    an earlier position (the stone count had fallen by captures), so it breaks positional
+    superko.  The superko filter's shortcut (plain moves skip the hash test while no earlier
+    position had more stones) must not let it through."""
+    b = Board(3, komi=0.5)
+    for v in "A1 A2 B1 A3 pass C3 B3 pass B2 pass C1 A2 A3 pass C2 pass C3 A2".split():
+        b.play(None if v == "pass" else b.geometry.from_gtp(v))
+    assert b.to_ascii() == ". . .\nO . .\n. . ."
+    a1 = b.geometry.from_gtp("A1")
+    assert b.is_legal(a1, superko=False) and not b.is_legal(a1)
+    assert not b._plain_moves_are_new()
+    simple = np.zeros(9, bool)
+    simple[b.legal_points(superko=False)] = True
+    assert a1 not in b.superko_filter(simple, np.zeros(9, bool))
+    assert b.superko_filter(simple, np.zeros(9, bool)) == b.legal_points()
+    fresh = Board(3)
+    fresh.play(0)
+    assert fresh._plain_moves_are_new()
