@@ -109,7 +109,7 @@ def seeded(cmd: str, game: int) -> str:
     names = [os.path.basename(a) for a in argv]
     if any("gnugo" in n for n in names[:4]):
         return shlex.join(argv + ["--seed", str(game + 1)])  # GNU Go: 0 would mean "from the clock"
-    if "gtp" in argv and any(n == "gojax" or n.startswith("gojax") for n in names[:argv.index("gtp")]):
+    if "gtp" in argv and any(n.startswith("gojax") for n in names[:argv.index("gtp")]):
         base = 0
         if "--seed" in argv:
             i = argv.index("--seed")

@@ -253,18 +253,13 @@ class Board:
         position.  The Zobrist hash after each move is one XOR for a plain move; a capture is
         played out with `_try` to know which stones leave."""
         points = np.flatnonzero(legal)
-        if self._plain_moves_are_new():
-            out = points.tolist()
-            for p in points[capture[points]].tolist():
-                if int(self._try(p, self.to_play)[2]) in self.seen:
-                    out.remove(p)
-            return out
-        z = zobrist_table(self.size * self.size)
-        after = self.hash ^ z[self.to_play, points]
-        for k in np.flatnonzero(capture[points]):
-            after[k] = self._try(int(points[k]), self.to_play)[2]
-        seen = self.seen
-        return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
+        seen, color = self.seen, self.to_play
+        repeats = {p for p in points[capture[points]].tolist() if int(self._try(p, color)[2]) in seen}
+        if not self._plain_moves_are_new():
+            plain = points[~capture[points]]
+            after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
+            repeats |= {p for p, h in zip(plain.tolist(), after.tolist()) if h in seen}
+        return [p for p in points.tolist() if p not in repeats]
 
     def _plain_moves_are_new(self) -> bool:
         """A move that captures nothing leaves one stone more than now; when no earlier position
