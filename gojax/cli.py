@@ -58,6 +58,10 @@ def add_search_options(p) -> None:
     g.add_argument("--uct-c", type=float, default=d.uct_c, help=f"eq. 7 UCT c ({d.uct_c:g})")
     g.add_argument("--prior", choices=PRIORS, default=d.prior, help=f"heuristic prior, eq. 48-52 ({d.prior})")
     g.add_argument("--prior-equiv", type=float, default=d.prior_equiv, help=f"M, equivalent experience ({d.prior_equiv:g})")
+    g.add_argument("--shape-model", default=d.shape_model, metavar="NPZ",
+                   help="--prior shape: gammas from `gojax learn-prior` (default: the bundled 9x9 model)")
+    g.add_argument("--shape-temperature", type=float, default=d.shape_temperature, metavar="T",
+                   help=f"--prior shape: H = sigmoid(log(n p) / T) ({d.shape_temperature:g})")
     g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
     g.add_argument("--mercy", type=float, default=d.mercy, metavar="F",
                    help=f"end a playout once one colour leads by F x the board's points in captures ({d.mercy:g}; 0: off)")
@@ -89,6 +93,7 @@ def search_params(args, **overrides):
     fields = dict(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, selection=args.selection,
                   schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
+                  shape_model=args.shape_model, shape_temperature=args.shape_temperature,
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
                   self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),
@@ -302,6 +307,42 @@ def _run_evaluate(args) -> int:
     return 0
 
 
+def _add_learn_prior(sub):
+    p = sub.add_parser("learn-prior", help="fit the shape prior (--prior shape) to gojax's moves in match folders")
+    p.add_argument("folders", nargs="+", help="match folders (results.jsonl + games/), searched recursively")
+    p.add_argument("--min-simulations", type=int, default=2000,
+                   help="learn only from gojax engines searching at least this many simulations (2000)")
+    p.add_argument("--holdout-every", type=int, default=5, metavar="K",
+                   help="hold out every K-th game to measure prediction (5; 0: none)")
+    p.add_argument("--iterations", type=int, default=30, help="MM iterations (30)")
+    p.add_argument("--out", required=True, help="OUT.npz for --shape-model")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run_learn_prior)
+
+
+def _run_learn_prior(args) -> int:
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from gojax import learn
+    from search import shape
+    bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
+    pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar)
+    if not pos.chosen:
+        raise SystemExit(f"gojax learn-prior: no moves by gojax at >= {args.min_simulations} simulations found")
+    train, test = learn.split(pos, args.holdout_every)
+    model = shape.fit(train.feats, train.chosen, args.iterations)
+    model.save(args.out)
+    print(f"fitted to {len(train.chosen)} moves from {len(set(train.games))} games; wrote {args.out}")
+    if test.chosen:
+        for name, r in (("mogo verdict", learn.accuracy(model, test, verdict_only=True)),
+                        ("shape model", learn.accuracy(model, test))):
+            print(f"held out ({r['positions']} moves, {len(set(test.games))} games), {name}: top-1 {r['top1']:.3f}"
+                  + ("" if name == "mogo verdict" else f", log-likelihood {r['loglik']:.3f} (uniform {r['uniform_loglik']:.3f})"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -310,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_match(sub)
     _add_scaling(sub)
     _add_evaluate(sub)
+    _add_learn_prior(sub)
     return parser
 
 

@@ -118,3 +118,49 @@ def neighbourhood_index(stones: np.ndarray, size: int, point: int) -> int:
 def matches(stones: np.ndarray, size: int, point: int) -> bool:
     """Host: does the empty `point` match a MoGo 3x3 pattern?"""
     return stones[point] == EMPTY and bool(pattern_table()[neighbourhood_index(stones, size, point)])
+
+
+# --- learned shapes (search/shape.py): every neighbourhood, not only MoGo's ---------------------
+
+@functools.lru_cache(maxsize=None)
+def neighbourhood_table(size: int) -> np.ndarray:
+    """int32 [P, 8]: the neighbour points of each point in the index's order (NW, N, NE, W, E,
+    SW, S, SE), P (one past the last point) where the neighbour is off the board."""
+    out = np.full((size * size, 8), size * size, np.int32)
+    for p in range(size * size):
+        r, c = divmod(p, size)
+        for i, (dr, dc) in enumerate(_ORDER):
+            rr, cc = r + 1 - dr, c + dc - 1
+            if 0 <= rr < size and 0 <= cc < size:
+                out[p, i] = rr * size + cc
+    return out
+
+
+def neighbourhood_indices(stones: np.ndarray, size: int, mover: np.ndarray | int) -> np.ndarray:
+    """Host, vectorised: the table index of every point's 3x3 neighbourhood, with the colours
+    named from the mover's side (the mover's stones coded as BLACK).  stones int8 [..., P];
+    mover int or int [...]; returns int32 [..., P]."""
+    s = np.asarray(stones, np.int32)
+    pad = np.concatenate([s, np.full(s.shape[:-1] + (1,), OFF, np.int32)], axis=-1)
+    swap = np.asarray(mover) == WHITE
+    pad = np.where(swap[..., None] & (pad == BLACK), WHITE, np.where(swap[..., None] & (pad == WHITE), BLACK, pad))
+    codes = pad[..., neighbourhood_table(size)]  # [..., P, 8]
+    return (codes << (2 * np.arange(8, dtype=np.int32))).sum(-1).astype(np.int32)
+
+
+@functools.lru_cache(maxsize=None)
+def symmetry_classes() -> tuple[np.ndarray, int]:
+    """(int32 [65536], n): the class of each neighbourhood index under the 8 symmetries of the
+    square (colours kept), numbered 0..n-1.  Indices that cannot occur (an off-board code where
+    the board cannot end) get classes too; they are never looked up."""
+    grid = np.array([[0, 1, 2], [3, -1, 4], [5, 6, 7]])  # index position of each 3x3 cell
+    perms = []
+    for k in range(4):
+        for g in (np.rot90(grid, k), np.fliplr(np.rot90(grid, k))):
+            perms.append([int(g[r][c]) for r, c in _ORDER])  # new slot i takes old slot perm[i]
+    idx = np.arange(4 ** 8, dtype=np.int64)
+    digits = (idx[:, None] >> (2 * np.arange(8))) & 3  # [65536, 8]
+    weights = 1 << (2 * np.arange(8))
+    canon = np.min(np.stack([(digits[:, p] * weights).sum(1) for p in perms]), axis=0)
+    _, classes = np.unique(canon, return_inverse=True)
+    return classes.astype(np.int32), int(classes.max()) + 1

@@ -76,7 +76,7 @@ class Simulator:
         self.devices = jax.device_count()
         self.cmc = None
         self._cmc_size = None
-        self.prior_codes = params.prior == "mogo"
+        self.prior_codes = params.prior in ("mogo", "shape")
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
 
@@ -342,7 +342,7 @@ class Search:
         every prior but the grandfather's, which reads the tree when the node is first descended
         through; the MoGo prior only with the device's verdicts."""
         prior = self.params.prior
-        return prior in ("none", "even") or (prior == "mogo" and r.start_prior is not None)
+        return prior in ("none", "even") or (prior in ("mogo", "shape") and r.start_prior is not None)
 
     def _decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""

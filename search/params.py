@@ -7,7 +7,7 @@ import dataclasses
 
 SELECTIONS = ("uct", "rave")
 SCHEDULES = ("hand", "mse")
-PRIORS = ("none", "even", "grandfather", "mogo")
+PRIORS = ("none", "even", "grandfather", "mogo", "shape")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo")
@@ -26,8 +26,10 @@ class SearchParams:
     uct_c: float = 0.7  # eq. 7 exploration constant for plain UCT
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = "mogo"  # none | even | grandfather | mogo
+    prior: str = "mogo"  # none | even | grandfather | mogo | shape (search/priors.py)
     prior_equiv: float = 50.0  # M, equivalent experience: C(s,a) = C~(s,a) = M (the paper's best: 50)
+    shape_model: str = ""  # the "shape" prior's gammas (search/shape.py); "" = the bundled 9x9 file
+    shape_temperature: float = 1.0  # "shape": H = sigmoid(log(n p) / T), p the model's move probability
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
     amaf_rule: str = "first"  # "first": skip a point played earlier after s_t by either colour
     #                           (Fuego); "same_colour": only by the same colour (Algorithm 2)
@@ -78,6 +80,8 @@ class SearchParams:
         if not (all(0 <= x <= 1 for x in probs) and self.pool_size >= 1):
             raise ValueError("pool, cmc, nakade, fill-board and self-atari probabilities and mercy must be in [0, 1];"
                              " pool_size >= 1")
+        if self.shape_temperature <= 0:
+            raise ValueError("shape_temperature must be > 0")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
             raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
 

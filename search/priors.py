@@ -6,6 +6,9 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
   even         H = 0.5: every move is worth an even game
   grandfather  H = the MC value of the same action two plies up (the same player to move);
                0.5 where that action has no simulations
+  shape        a learnt value (search/shape.py): Bradley-Terry gammas of the move's 3x3
+               shape, line, distances to the last two moves and the mogo verdict below,
+               fitted to gojax's own moves in high-simulation games (gojax/learn.py)
   mogo         MoGo's handcrafted rules (pass: 0 unless the opponent just passed, then 0.5):
                1 for a capture, a save of own stones in atari
                (the move leaves them with three or more liberties, or with two and the ladder
@@ -27,6 +30,7 @@ from kernels.geometry import EMPTY, opponent
 from kernels.host import Board
 from kernels.patterns import matches
 from kernels.policy import PRIOR_BAD, PRIOR_GOOD, PRIOR_LADDER
+from search import shape
 from search.params import SearchParams
 from search.tactics import extension_escapes
 from search.tree import Tree
@@ -114,9 +118,15 @@ def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | 
     legal = np.flatnonzero(tree.legal[node])
     board = tree.boards[node]
     h = np.full(len(legal), NEUTRAL, np.float32)
-    if params.prior == "mogo":
+    if params.prior in ("mogo", "shape"):
         points = legal[legal != tree.pass_action].tolist()
         h[:len(points)] = mogo_values(board, points) if codes is None else values_from_codes(board, points, codes)
+        if params.prior == "shape" and points:
+            verdict = np.full(board.geometry.num_points, NEUTRAL, np.float32)
+            verdict[points] = h[:len(points)]
+            feats = shape.features(board.stones, board.size, board.to_play, *shape.last_moves(board), verdict)
+            h[:len(points)] = shape.load_model(params.shape_model).values(feats, np.asarray(points),
+                                                                          params.shape_temperature)
         if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
             h[-1] = NEUTRAL if board.passes >= 1 else BAD
     elif params.prior == "grandfather":
@@ -156,12 +166,14 @@ def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes:
     rows, acts = np.nonzero(tree.legal[nodes])
     at = nodes[rows]
     h = np.full(len(acts), NEUTRAL, np.float32)
-    if params.prior == "mogo":
+    if params.prior in ("mogo", "shape"):
         point = acts != p
         c = codes[rows[point], acts[point]]
         hp = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)
         for k in np.flatnonzero(c == PRIOR_LADDER):
             hp[k] = GOOD if extension_escapes(tree.boards[at[point][k]], int(acts[point][k])) else BAD
+        if params.prior == "shape":
+            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params)
         h[point] = hp
         passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
         h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
@@ -174,6 +186,26 @@ def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes:
     tree.na[at[amaf], acts[amaf]] += m
     tree.wa[at[amaf], acts[amaf]] += m * hb[amaf]
     tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
+
+
+def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, verdict: np.ndarray,
+                  params: SearchParams) -> np.ndarray:
+    """The shape prior's H for candidate (rows, acts) of `nodes`, given their MoGo verdicts:
+    features for all the nodes' boards at once, then a softmax per node (search/shape.py)."""
+    boards = [tree.boards[n] for n in nodes]
+    size = boards[0].size
+    v = np.full((len(nodes), size * size), NEUTRAL, np.float32)
+    v[rows, acts] = verdict
+    last, prev = zip(*(shape.last_moves(b) for b in boards))
+    feats = shape.features(np.stack([b.stones for b in boards]), size, np.array([b.to_play for b in boards]),
+                           list(last), list(prev), v)
+    ls = shape.load_model(params.shape_model).log_strength(feats[rows, acts]).astype(np.float64)  # [R]
+    peak = np.full(len(nodes), -np.inf)
+    np.maximum.at(peak, rows, ls)
+    e = np.exp(ls - peak[rows])
+    total, count = np.bincount(rows, e, len(nodes)), np.bincount(rows, minlength=len(nodes))
+    log_np = ls - peak[rows] - np.log(total[rows]) + np.log(count[rows])
+    return (1.0 / (1.0 + np.exp(-log_np / params.shape_temperature))).astype(np.float32)
 
 
 def _black_view(h_mover: np.ndarray, to_play: int) -> np.ndarray:

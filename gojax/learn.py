@@ -1,0 +1,121 @@
+"""`gojax learn-prior`: fit the shape prior (search/shape.py) to the moves gojax chose in saved
+match games, and measure how often it predicts them.
+
+A match folder (gojax match / gojax scaling) holds results.jsonl and games/*.sgf; the results
+name each player's command, so only the moves of gojax engines searching at least
+`min_simulations` are learnt from (the opponent's moves, e.g. GNU Go's, never are).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gojax.sgf import SgfError, load_sgf
+from kernels.host import Board
+from search import shape
+from search.priors import mogo_values
+
+_SIMS = re.compile(r"--simulations[ =](\d+)")
+GTP_DEFAULT_SIMULATIONS = 3000
+
+
+@dataclass
+class Positions:
+    """Training positions: features of every candidate (legal point) and the row played."""
+
+    feats: list[np.ndarray] = field(default_factory=list)  # int32 [n_j, 5]
+    chosen: list[int] = field(default_factory=list)
+    games: list[str] = field(default_factory=list)  # the SGF of each position
+
+    def add(self, other: "Positions") -> None:
+        self.feats += other.feats
+        self.chosen += other.chosen
+        self.games += other.games
+
+
+def learnt_players(row: dict, min_simulations: int) -> set[str]:
+    """Colours ("black"/"white") whose engine is gojax at >= min_simulations in one results row."""
+    out = set()
+    for colour in ("black", "white"):
+        cmd = row.get("commands", {}).get(row.get(colour, ""), "")  # old runs did not record them
+        if "gojax" not in cmd or " gtp" not in cmd:
+            continue
+        m = _SIMS.search(cmd)
+        sims = int(m.group(1)) if m else GTP_DEFAULT_SIMULATIONS
+        if sims >= min_simulations and "--seconds" not in cmd:
+            out.add(colour)
+    return out
+
+
+def positions_from_game(path: Path, colours: set[str]) -> Positions:
+    """Every non-pass move by `colours` in one SGF, with its candidates' features."""
+    out = Positions()
+    start, info = load_sgf(path.read_bytes(), upto=0)
+    board: Board = start
+    for colour, point in info["moves"]:
+        name = "black" if colour == 1 else "white"
+        if name in colours and point is not None and colour == board.to_play:
+            legal = [p for p in board.legal_points(colour) if p is not None]
+            if point in legal:
+                verdict = np.full(board.geometry.num_points, 0.5, np.float32)
+                verdict[legal] = mogo_values(board, legal)
+                last, prev = shape.last_moves(board)
+                f = shape.features(board.stones, board.size, colour, last, prev, verdict)
+                out.feats.append(f[legal])
+                out.chosen.append(legal.index(point))
+                out.games.append(str(path))
+        board.play(point, colour)
+    return out
+
+
+def collect(folders: list[Path], min_simulations: int, progress=None) -> Positions:
+    """Positions from every game in the match folders (searched recursively for results.jsonl)."""
+    out = Positions()
+    rows = []
+    for folder in folders:
+        for res in sorted(Path(folder).rglob("results.jsonl")):
+            for line in res.read_text().splitlines():
+                if line.strip():
+                    rows.append((res.parent, json.loads(line)))
+    for folder, row in (progress(rows) if progress else rows):
+        colours = learnt_players(row, min_simulations)
+        if not colours or not row.get("sgf") or row.get("size", 9) != 9:
+            continue
+        try:
+            out.add(positions_from_game(folder / row["sgf"], colours))
+        except (OSError, SgfError) as e:
+            print(f"[learn] skipping {folder / row['sgf']}: {e}")
+    return out
+
+
+def accuracy(model: shape.ShapeModel, pos: Positions, verdict_only: bool = False) -> dict[str, float]:
+    """How often the model's top candidate is the move played (ties share the credit), and the
+    mean log-likelihood of the played move.  verdict_only: rank by MoGo's verdict alone."""
+    top1, loglik = 0.0, 0.0
+    for f, c in zip(pos.feats, pos.chosen):
+        s = f[:, 4].astype(np.float64) if verdict_only else model.log_strength(f).astype(np.float64)
+        best = np.flatnonzero(s == s.max())
+        top1 += (c in best) / len(best)
+        if not verdict_only:
+            loglik += s[c] - s.max() - np.log(np.exp(s - s.max()).sum())
+    n = max(len(pos.chosen), 1)
+    return {"positions": len(pos.chosen), "top1": top1 / n, "loglik": loglik / n,
+            "uniform_loglik": -float(np.mean([np.log(len(f)) for f in pos.feats])) if pos.feats else 0.0}
+
+
+def split(pos: Positions, holdout_every: int) -> tuple[Positions, Positions]:
+    """Train / test by game: every `holdout_every`-th game (in sorted order) is held out."""
+    games = sorted(set(pos.games))
+    held = set(games[::holdout_every]) if holdout_every > 0 else set()
+    train, test = Positions(), Positions()
+    for f, c, g in zip(pos.feats, pos.chosen, pos.games):
+        dst = test if g in held else train
+        dst.feats.append(f)
+        dst.chosen.append(c)
+        dst.games.append(g)
+    return train, test
