@@ -199,13 +199,8 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     last, prev = zip(*(shape.last_moves(b) for b in boards))
     feats = shape.features(np.stack([b.stones for b in boards]), size, np.array([b.to_play for b in boards]),
                            list(last), list(prev), v)
-    ls = shape.load_model(params.shape_model).log_strength(feats[rows, acts]).astype(np.float64)  # [R]
-    peak = np.full(len(nodes), -np.inf)
-    np.maximum.at(peak, rows, ls)
-    e = np.exp(ls - peak[rows])
-    total, count = np.bincount(rows, e, len(nodes)), np.bincount(rows, minlength=len(nodes))
-    log_np = ls - peak[rows] - np.log(total[rows]) + np.log(count[rows])
-    return (1.0 / (1.0 + np.exp(-log_np / params.shape_temperature))).astype(np.float32)
+    ls = shape.load_model(params.shape_model).log_strength(feats[rows, acts])
+    return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
 
 
 def _black_view(h_mover: np.ndarray, to_play: int) -> np.ndarray:

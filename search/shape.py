@@ -111,12 +111,21 @@ class ShapeModel:
         return sum(lg[feats[..., i]] for i, lg in enumerate(self.log_gamma))
 
     def values(self, feats: np.ndarray, candidates: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-        """H = sigmoid(log(n p) / T) for the candidate points (int [n]) given every point's features."""
+        """H for the candidate points (int [n]) of one position, given every point's features."""
         ls = self.log_strength(feats[candidates])
-        if not len(ls):
-            return np.zeros(0, np.float32)
-        log_np = ls - ls.max() - np.log(np.exp(ls - ls.max()).sum()) + np.log(len(ls))
-        return (1.0 / (1.0 + np.exp(-log_np / temperature))).astype(np.float32)
+        return grouped_values(ls, np.zeros(len(ls), np.int64), 1, temperature)
+
+
+def grouped_values(log_strength: np.ndarray, rows: np.ndarray, positions: int, temperature: float) -> np.ndarray:
+    """H = sigmoid(log(n p) / T) for candidates of several positions at once: `rows` (int [R])
+    names each candidate's position, p is its softmax probability among that position's n."""
+    ls = np.asarray(log_strength, np.float64)
+    peak = np.full(positions, -np.inf)
+    np.maximum.at(peak, rows, ls)
+    e = np.exp(ls - peak[rows])
+    total, count = np.bincount(rows, e, positions), np.bincount(rows, minlength=positions)
+    log_np = ls - peak[rows] - np.log(total[rows]) + np.log(count[rows])
+    return (1.0 / (1.0 + np.exp(-log_np / temperature))).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,0 +1,163 @@
+"""The learnt shape prior (search/shape.py, gojax/learn.py): features that respect the board's
+symmetries and the colours, a fit that finds what the chosen moves share, and the `shape`
+prior in a search (priors at backup = priors at first descent)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gojax import learn
+from kernels.geometry import BLACK, WHITE
+from kernels.host import Board
+from kernels.patterns import neighbourhood_index, neighbourhood_indices, symmetry_classes
+from search import shape
+from search.mcts import Search
+from search.params import SearchParams
+from search.priors import NEUTRAL, mogo_values
+from tests.helpers import board
+
+CORNER = """
+    . . . . .
+    . . . . .
+    . . . . .
+    X O . . .
+    . X . . .
+"""
+
+
+def _features(b: Board, verdict=None):
+    v = np.full(b.geometry.num_points, NEUTRAL, np.float32) if verdict is None else verdict
+    return shape.features(b.stones, b.size, b.to_play, *shape.last_moves(b), v)
+
+
+def _flip(text: str) -> str:
+    rows = [r.split() for r in text.strip().splitlines()]
+    return "\n".join(" ".join(r[::-1]) for r in rows)
+
+
+def test_the_vectorised_neighbourhoods_equal_the_pattern_matchers_index():
+    rng = np.random.default_rng(0)
+    stones = rng.integers(0, 3, (4, 49)).astype(np.int8)
+    idx = neighbourhood_indices(stones, 7, BLACK)
+    assert all(idx[k, p] == neighbourhood_index(stones[k], 7, p) for k in range(4) for p in range(49))
+
+
+def test_a_shape_and_its_mirror_image_are_one_class_and_colours_are_named_from_the_mover():
+    classes, n = symmetry_classes()
+    assert 8000 < n < 65536 // 4
+    b, m = board(CORNER), board(_flip(CORNER))
+    g = b.geometry
+    # B2's neighbourhood on the left is D2's on the mirrored board; A3 <-> E3.
+    for left, right in (("B2", "D2"), ("A3", "E3"), ("C2", "C2")):
+        assert _features(b)[g.from_gtp(left), 0] == _features(m)[g.from_gtp(right), 0]
+    # The same position with the colours swapped and White to move: identical features.
+    swapped = Board.from_ascii(CORNER.replace("X", "x").replace("O", "X").replace("x", "O"), WHITE)
+    np.testing.assert_array_equal(_features(swapped), _features(b))
+    # ... but not with Black to move: the stones belong to the other side now.
+    assert (_features(board(CORNER.replace("X", "x").replace("O", "X").replace("x", "O")))[:, 0]
+            != _features(b)[:, 0]).any()
+
+
+def test_distance_and_line_classes():
+    g = Board(9).geometry
+    d = shape.distance_class(9, g.from_gtp("E5"))
+    assert d[g.from_gtp("E6")] == 1 and d[g.from_gtp("F6")] == 2 and d[g.from_gtp("E7")] == 3
+    assert d[g.from_gtp("G6")] == 4 and d[g.from_gtp("A1")] == 9  # knight's move: 1 + 2 + 2 - 1
+    assert (shape.distance_class(9, None) == shape.NO_MOVE).all()
+    b = Board(9)
+    for v in ("E5", "pass"):
+        b.play(g.from_gtp(v))
+    f = _features(b)
+    assert (f[:, 2] == shape.NO_MOVE).all()  # the opponent passed
+    assert f[g.from_gtp("E6"), 3] == 1  # own previous move E5
+    assert f[g.from_gtp("A5"), 1] == 0 and f[g.from_gtp("B5"), 1] == 1 and f[g.from_gtp("E5"), 1] == 3
+
+
+def test_a_uniform_model_keeps_every_move_at_one_half():
+    b = board(CORNER)
+    pts = np.array([p for p in b.legal_points() if p is not None])
+    h = shape.ShapeModel.uniform().values(_features(b), pts)
+    np.testing.assert_allclose(h, 0.5)
+
+
+def test_the_fit_learns_that_the_chosen_moves_touch_the_last_move():
+    """Synthetic games: in each position the move played is a random one next to the last move.
+    The fitted gamma of distance class 1 dominates, and the model predicts far better than chance."""
+    rng = np.random.default_rng(1)
+    feats, chosen = [], []
+    for _ in range(300):
+        b = Board(7)
+        for _ in range(int(rng.integers(1, 12))):
+            b.play(int(rng.choice([p for p in b.legal_points() if p is not None])))
+        pts = [p for p in b.legal_points() if p is not None]
+        f = _features(b)[pts]
+        near = np.flatnonzero(f[:, 2] == 1)
+        if len(near):
+            feats.append(f)
+            chosen.append(int(rng.choice(near)))
+    model = shape.fit(feats[:200], chosen[:200], iterations=10)
+    last = np.exp(model.log_gamma[2])
+    assert last[1] > 5 * max(last[2:].max(), 1e-9)
+    test = learn.Positions(feats[200:], chosen[200:], ["g"] * len(chosen[200:]))
+    r = learn.accuracy(model, test)
+    assert r["loglik"] > r["uniform_loglik"] + 1.0
+
+
+def test_learning_from_a_match_folder_takes_only_gojax_moves_at_enough_simulations(tmp_path):
+    """A real record (gojax Black at 3,000 simulations vs GNU Go): only Black's moves are learnt,
+    one position per non-pass move, each with the played move among the candidates."""
+    from gojax.sgf import board_to_sgf
+    b = Board(9)
+    for v in ("E5", "C3", "G3", "pass", "D7"):
+        b.play(b.geometry.from_gtp(v))
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "game0000.sgf").write_bytes(board_to_sgf(b, black="gojax", white="gnugo10"))
+    row = {"game": 0, "black": "gojax", "white": "gnugo10", "size": 9, "sgf": "games/game0000.sgf",
+           "commands": {"gojax": "python -m gojax gtp --simulations 3000 --quiet", "gnugo10": "gnugo --mode gtp"}}
+    (tmp_path / "results.jsonl").write_text(json.dumps(row) + "\n")
+    pos = learn.collect([tmp_path], min_simulations=2000)
+    assert len(pos.chosen) == 3  # E5, G3, D7 (White's C3 and pass are GNU Go's)
+    assert learn.collect([tmp_path], min_simulations=5000).chosen == []
+    first = pos.feats[0][pos.chosen[0]]
+    assert first[2] == shape.NO_MOVE and first[1] == 3  # E5: no last move, the centre
+
+
+def test_the_bundled_model_loads_and_prefers_a_capture_to_a_first_line_move():
+    b = board("""
+        . . . . .
+        . . . . .
+        . X O X .
+        . . X . .
+        . . . . .
+    """, "B")
+    b.moves = [(WHITE, b.geometry.from_gtp("C3"))]
+    pts = [p for p in b.legal_points() if p is not None]
+    verdict = np.full(25, NEUTRAL, np.float32)
+    verdict[pts] = mogo_values(b, pts)
+    h = dict(zip(pts, shape.load_model().values(_features(b, verdict), np.array(pts))))
+    g = b.geometry
+    assert h[g.from_gtp("C4")] == max(h.values()) and h[g.from_gtp("C4")] > 0.8
+    assert h[g.from_gtp("A1")] < 0.5
+
+
+@pytest.mark.slow
+def test_shape_priors_at_backup_give_the_statistics_of_priors_at_first_descent():
+    """As tests/test_search.py's test for mogo/even: the batched shape prior (one softmax per
+    node over the round's new nodes) equals the one computed node by node."""
+    b = Board(7)
+    for v in ("D4", "C3", "E5", "C5"):
+        b.play(b.geometry.from_gtp(v))
+    params = SearchParams(leaves=4, playouts_per_leaf=4, prior="shape", seed=5)
+    batched, lazy = Search(b, params), Search(b, params)
+    lazy._batch_priors = lambda result: False
+    for s in (batched, lazy):
+        s.run(simulations=320, stop_early=False)
+    t, u = batched.tree, lazy.tree
+    k = t.num_nodes
+    assert k == u.num_nodes > 50
+    seen = u.initialised[:k]
+    assert 10 < seen.sum() < k
+    for name in ("n", "w", "na", "wa", "prior"):
+        np.testing.assert_array_equal(getattr(t, name)[:k][seen], getattr(u, name)[:k][seen], err_msg=name)
+    assert len(np.unique(t.prior[:k][seen])) > 10  # graded values, not MoGo's three
