@@ -121,6 +121,14 @@ def test_learning_from_a_match_folder_takes_only_gojax_moves_at_enough_simulatio
     assert learn.collect([tmp_path], min_simulations=5000).chosen == []
     first = pos.feats[0][pos.chosen[0]]
     assert first[2] == shape.NO_MOVE and first[1] == 3  # E5: no last move, the centre
+    # The command line: a model file that `--shape-model` loads, or a clear error.
+    from gojax.cli import main
+    out = tmp_path / "shape.npz"
+    assert main(["learn-prior", str(tmp_path), "--out", str(out), "--holdout-every", "0", "--no-progress",
+                 "--iterations", "3"]) == 0
+    assert shape.ShapeModel.load(out).moves == 3
+    with pytest.raises(SystemExit, match="no moves by gojax"):
+        main(["learn-prior", str(tmp_path), "--out", str(out), "--min-simulations", "5000", "--no-progress"])
 
 
 def test_the_bundled_model_loads_and_prefers_a_capture_to_a_first_line_move():
