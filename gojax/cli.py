@@ -62,6 +62,8 @@ def add_search_options(p) -> None:
                    help="--prior shape: gammas from `gojax learn-prior` (default: the bundled 9x9 model)")
     g.add_argument("--shape-temperature", type=float, default=d.shape_temperature, metavar="T",
                    help=f"--prior shape: H = sigmoid(log(n p) / T) ({d.shape_temperature:g})")
+    g.add_argument("--shape-hard-verdicts", action="store_true",
+                   help="--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model ranks the rest")
     g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
     g.add_argument("--mercy", type=float, default=d.mercy, metavar="F",
                    help=f"end a playout once one colour leads by F x the board's points in captures ({d.mercy:g}; 0: off)")
@@ -94,6 +96,7 @@ def search_params(args, **overrides):
                   schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
                   uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
                   shape_model=args.shape_model, shape_temperature=args.shape_temperature,
+                  shape_hard_verdicts=args.shape_hard_verdicts,
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
                   self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),

@@ -30,6 +30,9 @@ class SearchParams:
     prior_equiv: float = 50.0  # M, equivalent experience: C(s,a) = C~(s,a) = M (the paper's best: 50)
     shape_model: str = ""  # the "shape" prior's gammas (search/shape.py); "" = the bundled 9x9 file
     shape_temperature: float = 1.0  # "shape": H = sigmoid(log(n p) / T), p the model's move probability
+    shape_hard_verdicts: bool = False  # "shape": MoGo's good and bad verdicts (capture, real escape / eye
+    #                                    fill, self-atari, ladder run) keep H = 1 and 0; the learnt value
+    #                                    ranks only the neutral moves.  Off: the verdict is one more feature
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
     amaf_rule: str = "first"  # "first": skip a point played earlier after s_t by either colour
     #                           (Fuego); "same_colour": only by the same colour (Algorithm 2)

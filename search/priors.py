@@ -125,8 +125,8 @@ def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | 
             verdict = np.full(board.geometry.num_points, NEUTRAL, np.float32)
             verdict[points] = h[:len(points)]
             feats = shape.features(board.stones, board.size, board.to_play, *shape.last_moves(board), verdict)
-            h[:len(points)] = shape.load_model(params.shape_model).values(feats, np.asarray(points),
-                                                                          params.shape_temperature)
+            learnt = shape.load_model(params.shape_model).values(feats, np.asarray(points), params.shape_temperature)
+            h[:len(points)] = _keep_verdicts(learnt, h[:len(points)], params)
         if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
             h[-1] = NEUTRAL if board.passes >= 1 else BAD
     elif params.prior == "grandfather":
@@ -173,7 +173,7 @@ def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes:
         for k in np.flatnonzero(c == PRIOR_LADDER):
             hp[k] = GOOD if extension_escapes(tree.boards[at[point][k]], int(acts[point][k])) else BAD
         if params.prior == "shape":
-            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params)
+            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params), hp, params)
         h[point] = hp
         passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
         h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
@@ -201,6 +201,11 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
                            list(last), list(prev), v)
     ls = shape.load_model(params.shape_model).log_strength(feats[rows, acts])
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
+
+
+def _keep_verdicts(learnt: np.ndarray, verdict: np.ndarray, params: SearchParams) -> np.ndarray:
+    """`shape_hard_verdicts`: MoGo's good and bad moves keep H = 1 and 0 over the learnt value."""
+    return np.where(verdict != NEUTRAL, verdict, learnt).astype(np.float32) if params.shape_hard_verdicts else learnt
 
 
 def _black_view(h_mover: np.ndarray, to_play: int) -> np.ndarray:
