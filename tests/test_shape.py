@@ -169,3 +169,19 @@ def test_shape_priors_at_backup_give_the_statistics_of_priors_at_first_descent()
     for name in ("n", "w", "na", "wa", "prior"):
         np.testing.assert_array_equal(getattr(t, name)[:k][seen], getattr(u, name)[:k][seen], err_msg=name)
     assert len(np.unique(t.prior[:k][seen])) > 10  # graded values, not MoGo's three
+
+
+def test_hard_verdicts_keep_mogos_ladder_knowledge():
+    """The escape E5 from a ladder: MoGo's reader calls it good with the breaker at G2, bad
+    without.  With --shape-hard-verdicts the prior keeps exactly 1 and 0; without, the verdict is
+    one feature among five and the learnt value only leans the same way."""
+    from tests.test_search import LADDER
+    for breaker, want in (("O", 1.0), (".", 0.0)):
+        got = {}
+        for hard in (True, False):
+            b = board(LADDER.format(breaker=breaker), "W", komi=-2.5)
+            params = SearchParams(prior="shape", shape_hard_verdicts=hard, leaves=4, playouts_per_leaf=4, seed=0)
+            r = Search(b, params).run(simulations=64, stop_early=False)
+            got[hard] = next(m for m in r.moves if m.move == b.geometry.from_gtp("E5")).prior
+        assert got[True] == want
+        assert 0.0 < got[False] < 1.0 and (got[False] > 0.5) == (want == 1.0)
