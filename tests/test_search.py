@@ -346,7 +346,7 @@ def test_lazy_legal_masks_equal_the_host_ones():
         np.flatnonzero(tree.initialised[:tree.num_nodes]).tolist())
 
 
-@pytest.mark.parametrize("prior", ["mogo", "even"])
+@pytest.mark.parametrize("prior", ["mogo", "even", "shape"])
 def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
     """A round's new nodes take their prior in one batch when their playouts come back
     (priors.initialise_batch); the lazy path adds it when a descent first goes through a node.
@@ -371,3 +371,5 @@ def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
         np.testing.assert_array_equal(getattr(t, name)[:k][seen], getattr(u, name)[:k][seen], err_msg=name)
     legal = t.legal[:k][~seen]
     np.testing.assert_array_equal((t.n[:k] - u.n[:k])[~seen], np.where(legal, params.prior_equiv, 0.0))
+    if prior == "shape":  # graded values (one softmax per node over the round's new nodes), not three
+        assert len(np.unique(t.prior[:k][seen])) > 10

@@ -1,6 +1,6 @@
 """The learnt shape prior (search/shape.py, gojax/learn.py): features that respect the board's
 symmetries and the colours, a fit that finds what the chosen moves share, and the `shape`
-prior in a search (priors at backup = priors at first descent)."""
+prior in a search (tests/test_search.py also checks priors at backup = priors at first descent)."""
 
 import json
 
@@ -147,28 +147,6 @@ def test_the_bundled_model_loads_and_prefers_a_capture_to_a_first_line_move():
     g = b.geometry
     assert h[g.from_gtp("C4")] == max(h.values()) and h[g.from_gtp("C4")] > 0.8
     assert h[g.from_gtp("A1")] < 0.5
-
-
-@pytest.mark.slow
-def test_shape_priors_at_backup_give_the_statistics_of_priors_at_first_descent():
-    """As tests/test_search.py's test for mogo/even: the batched shape prior (one softmax per
-    node over the round's new nodes) equals the one computed node by node."""
-    b = Board(7)
-    for v in ("D4", "C3", "E5", "C5"):
-        b.play(b.geometry.from_gtp(v))
-    params = SearchParams(leaves=4, playouts_per_leaf=4, prior="shape", seed=5)
-    batched, lazy = Search(b, params), Search(b, params)
-    lazy._batch_priors = lambda result: False
-    for s in (batched, lazy):
-        s.run(simulations=320, stop_early=False)
-    t, u = batched.tree, lazy.tree
-    k = t.num_nodes
-    assert k == u.num_nodes > 50
-    seen = u.initialised[:k]
-    assert 10 < seen.sum() < k
-    for name in ("n", "w", "na", "wa", "prior"):
-        np.testing.assert_array_equal(getattr(t, name)[:k][seen], getattr(u, name)[:k][seen], err_msg=name)
-    assert len(np.unique(t.prior[:k][seen])) > 10  # graded values, not MoGo's three
 
 
 def test_hard_verdicts_keep_mogos_ladder_knowledge():
