@@ -3,7 +3,8 @@ match games, and measure how often it predicts them.
 
 A match folder (gojax match / gojax scaling) holds results.jsonl and games/*.sgf; the results
 name each player's command, so only the moves of gojax engines searching at least
-`min_simulations` are learnt from (the opponent's moves, e.g. GNU Go's, never are).
+`min_simulations` are learnt from (the opponent's moves, e.g. GNU Go's, never are), and only
+9x9 games (the bundled model's size; the features themselves are defined on every size).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gojax.sgf import SgfError, load_sgf
+from kernels.geometry import BLACK
 from kernels.host import Board
 from search import shape
 from search.priors import mogo_values
@@ -58,7 +60,7 @@ def positions_from_game(path: Path, colours: set[str]) -> Positions:
     start, info = load_sgf(path.read_bytes(), upto=0)
     board: Board = start
     for colour, point in info["moves"]:
-        name = "black" if colour == 1 else "white"
+        name = "black" if colour == BLACK else "white"
         if name in colours and point is not None and colour == board.to_play:
             legal = [p for p in board.legal_points(colour) if p is not None]
             if point in legal:

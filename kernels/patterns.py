@@ -106,13 +106,9 @@ def neighbourhood_index(stones: np.ndarray, size: int, point: int) -> int:
     """Host: the table index of `point`'s 3x3 neighbourhood (stones int8 [P], A1 = 0).
 
     Rows of the pattern run top to bottom, i.e. from higher board rows to lower ones."""
-    r, c = divmod(point, size)
-    idx = 0
-    for i, (dr, dc) in enumerate(_ORDER):
-        rr, cc = r + 1 - dr, c + dc - 1
-        code = int(stones[rr * size + cc]) if 0 <= rr < size and 0 <= cc < size else OFF
-        idx |= code << (2 * i)
-    return idx
+    off_board = size * size
+    return sum((OFF if q == off_board else int(stones[q])) << (2 * i)
+               for i, q in enumerate(neighbourhood_table(size)[point].tolist()))
 
 
 def matches(stones: np.ndarray, size: int, point: int) -> bool:

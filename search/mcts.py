@@ -76,7 +76,7 @@ class Simulator:
         self.devices = jax.device_count()
         self.cmc = None
         self._cmc_size = None
-        self.prior_codes = params.prior in ("mogo", "shape")
+        self.prior_codes = params.uses_mogo_verdicts
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
 
@@ -340,9 +340,8 @@ class Search:
     def _batch_priors(self, r: PlayoutResult) -> bool:
         """Whether a round's new nodes take their prior at backup (priors.initialise_batch):
         every prior but the grandfather's, which reads the tree when the node is first descended
-        through; the MoGo prior only with the device's verdicts."""
-        prior = self.params.prior
-        return prior in ("none", "even") or (prior in ("mogo", "shape") and r.start_prior is not None)
+        through; the MoGo and shape priors only with the device's verdicts."""
+        return self.params.prior in ("none", "even") or (self.params.uses_mogo_verdicts and r.start_prior is not None)
 
     def _decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""

@@ -98,6 +98,11 @@ class SearchParams:
                              mercy=self.mercy)
 
     @property
+    def uses_mogo_verdicts(self) -> bool:
+        """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
+        return self.prior in ("mogo", "shape")
+
+    @property
     def batch(self) -> int:
         """Playouts per device call, L * K."""
         return self.leaves * self.playouts_per_leaf

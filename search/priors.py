@@ -118,7 +118,7 @@ def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | 
     legal = np.flatnonzero(tree.legal[node])
     board = tree.boards[node]
     h = np.full(len(legal), NEUTRAL, np.float32)
-    if params.prior in ("mogo", "shape"):
+    if params.uses_mogo_verdicts:
         points = legal[legal != tree.pass_action].tolist()
         h[:len(points)] = mogo_values(board, points) if codes is None else values_from_codes(board, points, codes)
         if params.prior == "shape" and points:
@@ -166,7 +166,7 @@ def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes:
     rows, acts = np.nonzero(tree.legal[nodes])
     at = nodes[rows]
     h = np.full(len(acts), NEUTRAL, np.float32)
-    if params.prior in ("mogo", "shape"):
+    if params.uses_mogo_verdicts:
         point = acts != p
         c = codes[rows[point], acts[point]]
         hp = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)

@@ -62,14 +62,18 @@ def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarr
     classes, _ = symmetry_classes()
     line, _, _ = _line_and_coords(size)
     pattern = classes[neighbourhood_indices(stones, size, mover)]
-    none = size * size
-    rows = lambda q: np.asarray([none if x is None else x for x in np.atleast_1d(np.asarray(q, object))], np.int64)
     shape_ = pattern.shape
     dist = _distance_table(size)
-    d_last = dist[rows(last)].reshape(shape_)
-    d_prev = dist[rows(prev)].reshape(shape_)
+    d_last = dist[_move_rows(last, size)].reshape(shape_)
+    d_prev = dist[_move_rows(prev, size)].reshape(shape_)
     v = np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)
     return np.stack([pattern, np.broadcast_to(line, shape_), d_last, d_prev, v], axis=-1)
+
+
+def _move_rows(moves, size: int) -> np.ndarray:
+    """Rows of _distance_table for a point, None, or a list of them (None: row P, no move)."""
+    moves = moves if isinstance(moves, (list, tuple)) else [moves]
+    return np.array([size * size if q is None else q for q in moves], np.int64)
 
 
 def last_moves(board) -> tuple[int | None, int | None]:
