@@ -86,6 +86,9 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
         run(cfg, 0)
 
     times = [[] for _ in configs]
+    # steps[j]: each batch's longest playout = the number of iterations its while loop ran,
+    # a count independent of the machine's speed (what a ko cycle held to the cap costs).
+    steps = [[] for _ in configs]
     moves, caps, cycles, wins, rules_used = [], 0, 0, [], 0
     bar = _progress(repeats * len(configs), f"bench {board}x{board} B={batch}", progress)
     for i in range(1, repeats + 1):
@@ -93,6 +96,7 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
             t0 = time.perf_counter()
             m, cap, z, rc, cyc = run(cfg, i)
             times[j].append(time.perf_counter() - t0)
+            steps[j].append(int(m.max()))
             if j == 0:
                 moves.append(m.mean())
                 caps += int(cap.sum())
@@ -112,7 +116,8 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
         "moves_per_sec": batch * mean_moves / sec,
         "sec_per_batch_mean": sec, "sec_per_batch_median": statistics.median(times[0]),
         "sec_per_batch_min": min(times[0]), "sec_per_batch_max": max(times[0]),
-        "mean_moves": mean_moves, "cap_hits": caps, "cycle_stops": cycles, "playouts_timed": batch * repeats,
+        "mean_moves": mean_moves, "batch_steps_mean": statistics.fmean(steps[0]),
+        "batch_steps_max": max(steps[0]), "cap_hits": caps, "cycle_stops": cycles, "playouts_timed": batch * repeats,
         "black_win_rate": float(np.mean(wins)),
         "rule_share": {name: float(n) / max(1, int(np.sum(rules_used))) for name, n in zip(RULES, rules_used)},
         "compile_sec": compile_sec, "compile_included": False,
@@ -120,7 +125,8 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
     }
     if len(configs) > 1:
         uniform = batch / statistics.fmean(times[1])
-        out.update(uniform_playouts_per_sec=uniform, ratio_to_uniform=out["playouts_per_sec"] / uniform)
+        out.update(uniform_playouts_per_sec=uniform, ratio_to_uniform=out["playouts_per_sec"] / uniform,
+                   uniform_batch_steps_mean=statistics.fmean(steps[1]))
     return out
 
 
@@ -145,6 +151,7 @@ def format_report(r: dict) -> str:
           if "ratio_to_uniform" in r else []),
         f"  mean moves      {r['mean_moves']:.1f} per playout; cap hits {r['cap_hits']}, ko-cycle stops"
         f" {r['cycle_stops']} of {r['playouts_timed']}",
+        f"  loop steps      {r['batch_steps_mean']:.0f} per batch (its longest playout; most {r['batch_steps_max']})",
         f"  Black wins      {r['black_win_rate']:.3f} (komi 7.5)",
         f"  compile         {r['compile_sec']:.2f} s (compile + first batch; not in the figures above)",
     ])

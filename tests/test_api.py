@@ -31,6 +31,8 @@ def test_bench_cli_times_mogo_beside_uniform(capsys):
     r = json.loads(out.strip().splitlines()[-1])
     assert r["policy"] == "mogo" and r["ratio_to_uniform"] > 0 and "vs uniform" in out
     assert abs(sum(r["rule_share"].values()) - 1) < 1e-6 and r["rule_share"]["pattern"] > 0
+    # A batch runs as many loop steps as its longest playout, never fewer than its mean length.
+    assert r["batch_steps_max"] >= r["batch_steps_mean"] >= r["mean_moves"] > 0 and "loop steps" in out
 
 
 def test_bench_search_json_has_the_fields_the_issue_names(capsys):
