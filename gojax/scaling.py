@@ -72,6 +72,9 @@ def plot(rows: list[dict], path: str) -> None:
     ax1.set(xscale="log", xlabel="N (simulations per move)", ylim=(0, 1),
             ylabel="win rate of 2N vs N" if study == "selfplay" else "gojax win rate vs GNU Go",
             title=f"{study}: win rate (+- standard error)")
+    # Label the measured N themselves: a log axis's default minor labels (3x10^2 ...) collide.
+    ax1.set_xticks(ns, [f"{n:,}" for n in ns])
+    ax1.minorticks_off()
     ax2.errorbar([math.log2(n) for n in ns], [r["elo"] for r in rows],
                  yerr=[[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]],
                  fmt="s-", capsize=3)
