@@ -44,7 +44,7 @@ def _add_cpu_threads(p, default: str) -> None:
 
 def add_search_options(p) -> None:
     """The SearchParams flags shared by bench, gtp, match and scaling."""
-    from search.params import PRIORS, SCHEDULES, SELECTIONS, SearchParams
+    from search.params import PRIORS, RULES, SCHEDULES, SELECTIONS, SearchParams
     d = SearchParams()
     g = p.add_argument_group("search parameters (seed 000 equation numbers in search/params.py)")
     g.add_argument("--leaves", type=int, default=d.leaves, metavar="L", help=f"leaves per device call ({d.leaves})")
@@ -64,6 +64,9 @@ def add_search_options(p) -> None:
                    help=f"--prior shape: H = sigmoid(log(n p) / T) ({d.shape_temperature:g})")
     g.add_argument("--shape-hard-verdicts", action="store_true",
                    help="--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model ranks the rest")
+    g.add_argument("--rules", choices=RULES, default=d.rules,
+                   help=f"counting a finished game: chinese (dead stones taken off, as judged by playouts) or "
+                        f"tromp-taylor (every stone counts: CGOS) ({d.rules}; GTP kgs-rules sets it too)")
     g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
     g.add_argument("--mercy", type=float, default=d.mercy, metavar="F",
                    help=f"end a playout once one colour leads by F x the board's points in captures ({d.mercy:g}; 0: off)")
@@ -100,7 +103,7 @@ def search_params(args, **overrides):
                   policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
                   nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
                   self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),
-                  mercy=getattr(args, "mercy", SearchParams().mercy),
+                  mercy=getattr(args, "mercy", SearchParams().mercy), rules=args.rules,
                   seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:

@@ -39,7 +39,9 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
                                                       and isinstance(positions[0], (str, os.PathLike))):
         paths = [positions] if isinstance(positions, (str, os.PathLike)) else list(positions)
         positions = [board for _, _, board in sgf_positions([os.fspath(p) for p in paths])]
-    states = batch_from_host(list(positions)) if not isinstance(positions, BoardState) else positions
+    if not isinstance(positions, BoardState):  # a finished game is played on: its dead stones come off
+        positions = batch_from_host([b.resumed() if b.game_over else b for b in positions])
+    states = positions
     n = states.color.shape[0]
     base = jax.random.key(seed) if key is None else key
     keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(start_index, start_index + n))

@@ -13,6 +13,7 @@ import math
 import time
 
 from gojax.gtp import GtpError, Quit, command
+from gojax.judge import KGS_RULES
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 from kernels.geometry import BLACK, WHITE, CoordinateError, Geometry
@@ -218,6 +219,19 @@ class GtpCommands:
             raise GtpError("syntax error: status must be dead, alive or seki")
         return " ".join(self._v(p) for p in self.player.status(kind))
 
+    @command("kgs-rules")
+    def kgs_rules(self, *args):
+        (name,) = _need(args, 1, "kgs-rules chinese|japanese|aga|new_zealand|tromp-taylor")
+        rules = KGS_RULES.get(name.lower())
+        if rules is None:
+            names = list(KGS_RULES)
+            raise GtpError(f"unknown rules: {name} ({', '.join(names[:-1])} or {names[-1]})")
+        if name.lower() in ("japanese", "aga", "new_zealand"):
+            print(f"[gojax] kgs-rules {name}: counting by area with dead stones removed (gojax counts no territory)",
+                  file=self.player.options.log, flush=True)
+        self.player.set_rules(rules)
+        return ""
+
     # --- SGF --------------------------------------------------------------------------------------
     @command()
     def loadsgf(self, *args):
@@ -236,7 +250,7 @@ class GtpCommands:
             raise GtpError(f"cannot load file: {err.strerror}") from None
         except SgfError as err:
             raise GtpError(f"cannot load file: {err}") from None
-        self.player.load(board, info["setup"])
+        self.player.load(board, info["setup"], info["history"])
         return "black" if board.to_play == BLACK else "white"
 
     @command()

@@ -4,8 +4,9 @@ GTP strings (colours are 1/2, moves are point indices, None is pass).
 
 Decisions on top of the search (SPEC.md "Search"): resign when the chosen move's value for us
 is below the threshold after enough simulations (never in cleanup mode, never with resign off);
-pass when the opponent has just passed and the area count as it stands wins; in cleanup mode,
-never pass while the opponent's dead stones are still on the board.
+after the opponent passed, pass only when the count under the rules in force wins (Chinese:
+with the dead stones taken off as gojax/judge.py judges them; Tromp-Taylor: as it stands), and
+otherwise play on; in cleanup mode, never pass while the opponent's dead stones are on the board.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import numpy as np
 
 from kernels.geometry import BLACK, WHITE, Geometry, opponent
 from kernels.host import Board, IllegalMove
-from kernels.playout import PlayoutConfig, run_playouts
-from kernels.state import batch_from_host
+from gojax import judge
 from search.mcts import Search, SearchResult, Simulator
 from search.params import SearchParams
 from search.timecontrol import Clock
@@ -68,11 +68,12 @@ class PlayerOptions:
 
 class Player:
     def __init__(self, size: int = 9, komi: float = 7.5, params: SearchParams = SearchParams(),
-                 options: PlayerOptions = PlayerOptions()):
+                 options: PlayerOptions | None = None):
         self.params = params
-        self.options = options
+        self.options = PlayerOptions() if options is None else options
         self.simulator = Simulator(params)
         self.clock = Clock()
+        self._judged = None  # ((position hash, komi, rules), Judgement)
         self.komi = komi
         self.clear(size)
 
@@ -113,11 +114,18 @@ class Player:
         self.board.to_play = WHITE
         self.setup[BLACK] = list(points)
 
-    def load(self, board: Board, setup: dict[int, list[int]]) -> None:
+    def load(self, board: Board, setup: dict[int, list[int]], history: list[Board] | None = None) -> None:
+        """A position from a game record; `history`: the boards before each of its moves (undo)."""
         self.board = board
         self.komi = board.komi
-        self.history = []
+        self.history = list(history or [])
         self.setup = setup
+        self.search = None
+
+    def set_rules(self, rules: str) -> None:
+        """How a finished game is counted (SearchParams.rules): "chinese" or "tromp-taylor"."""
+        self.params = dataclasses.replace(self.params, rules=rules)  # validates
+        self.simulator = Simulator(self.params)
         self.search = None
 
     # --- thinking ----------------------------------------------------------------------------
@@ -158,55 +166,48 @@ class Player:
         if (self.options.resign and not cleanup and threshold > 0
                 and result.simulations >= self.params.resign_min_simulations and result.value < threshold):
             return RESIGN
-        if not cleanup and self.board.passes >= 1 and self._area_margin(color) > 0:
-            move = None  # the opponent passed and the count as it stands wins: end the game
-        if cleanup and move is None and self.dead_stones(opponent(color), result.ownership):
-            move = next((m.move for m in result.moves if m.move is not None), None)
+        if cleanup:  # KGS cleanup: capture every dead stone before passing
+            if move is None and judge.dead_of(self.judgement(), self.board, opponent(color)):
+                move = self._play_on_move(result, color)
+        elif self.board.passes >= 1:  # a pass now ends the game: only when the count wins
+            move = None if judge.margin(self.judgement(), color) > 0 else self._play_on_move(result, color)
         if commit:
             self.play(color, move)
         return move
 
-    def _area_margin(self, color: int) -> float:
-        s = self.board.score()
-        return s if color == BLACK else -s
+    def _play_on_move(self, result: SearchResult, color: int) -> int | None:
+        """The most visited move that is not a pass and fills no own eye (None if there is none)."""
+        eyes = self.board.eye_mask(color)
+        return next((m.move for m in result.moves if m.move is not None and not eyes[m.move]
+                     and self.board.is_legal(m.move, color)), None)
 
     # --- end of game ---------------------------------------------------------------------------
-    def ownership(self, playouts: int = 512) -> np.ndarray:
-        """[P] mean final owner (+1 Black) from playouts of the current position (the search's
-        policy, without the learned rules)."""
-        res = run_playouts(batch_from_host([self.board]), jax.random.key(self.params.seed), playouts,
-                           PlayoutConfig(policy=self.params.policy, amaf_rule=self.params.amaf_rule))
-        return np.asarray(res.ownership[0])
+    def judgement(self) -> judge.Judgement:
+        """Dead stones, seki and the count of the current position under `params.rules`
+        (gojax/judge.py), cached per position."""
+        key = (int(self.board.hash), self.board.komi, self.params.rules)
+        if self._judged is None or self._judged[0] != key:
+            self._judged = (key, judge.judge(self.board, jax.random.key(self.params.seed), self.params.rules,
+                                             policy=self.params.policy))
+        return self._judged[1]
 
-    def dead_stones(self, color: int | None = None, ownership: np.ndarray | None = None) -> list[int]:
-        """Stones (of `color`, or both) that the playouts mostly lose: owner below -0.5 for Black's,
-        above 0.5 for White's."""
-        own = self.ownership() if ownership is None else ownership
-        s = self.board.stones
-        dead = ((s == BLACK) & (own < -0.5)) | ((s == WHITE) & (own > 0.5))
-        if color is not None:
-            dead &= s == color
-        return [int(p) for p in np.flatnonzero(dead)]
+    def ownership(self) -> np.ndarray:
+        """[P] mean final owner (+1 Black) from playouts of the current position played on."""
+        return self.judgement().ownership
 
     def status(self, kind: str) -> list[int]:
-        """final_status_list: 'dead', 'alive' or 'seki' stones.  Seki: living stones whose
-        points the playouts split (|owner| < 0.3), an approximation from ownership alone."""
-        own = self.ownership()
-        dead = set(self.dead_stones(None, own))
-        stones = [int(p) for p in np.flatnonzero(self.board.stones)]
-        seki = {p for p in stones if p not in dead and abs(own[p]) < 0.3}
+        """final_status_list: the 'dead', 'alive' or 'seki' stones."""
+        j = self.judgement()
         if kind == "dead":
-            return sorted(dead)
+            return list(j.dead)
         if kind == "seki":
-            return sorted(seki)
-        return [p for p in stones if p not in dead and p not in seki]
+            return list(j.seki)
+        out = set(j.dead) | set(j.seki)
+        return [int(p) for p in np.flatnonzero(self.board.stones) if p not in out]
 
     def final_score(self) -> float:
-        """Black's area minus White's area minus komi, after removing dead stones."""
-        b = self.board.copy()
-        for p in self.dead_stones():
-            b.stones[p] = 0
-        return b.score()
+        """Black's area minus White's area minus komi, under `params.rules`."""
+        return self.judgement().score
 
     def _log(self, r: SearchResult) -> None:
         g = self.board.geometry

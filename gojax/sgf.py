@@ -56,7 +56,8 @@ def board_to_sgf(board: Board, setup: dict[int, list[int]] | None = None, result
 
 def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tuple[Board, dict]:
     """Replay an SGF record: (board after `upto` moves (all when None), info dict with keys
-    setup, komi, result, handicap, moves (the full list of (colour, point)))."""
+    setup, komi, result, handicap, moves (the full list of (colour, point)), history (the
+    boards before each move replayed, for undo))."""
     try:
         game = sgf.Sgf_game.from_bytes(data)
     except ValueError as err:
@@ -92,7 +93,9 @@ def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tupl
         if colour is None:
             continue
         moves.append((_FROM[colour], _point(size, move)))
+    history = []
     for i, (color, p) in enumerate(moves[:upto] if upto is not None else moves):
+        history.append(board.copy())
         try:
             board.play(p, color, superko=superko)
         except IllegalMove as err:
@@ -100,4 +103,5 @@ def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tupl
         board.to_play = opponent(color)
     result = root.get("RE") if root.has_property("RE") else None
     handicap = root.get("HA") if root.has_property("HA") else 0
-    return board, {"setup": setup, "komi": komi, "result": result, "handicap": handicap, "moves": moves}
+    return board, {"setup": setup, "komi": komi, "result": result, "handicap": handicap, "moves": moves,
+                   "history": history}

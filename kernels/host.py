@@ -341,6 +341,13 @@ class Board:
     def game_over(self) -> bool:
         return self.passes >= 2
 
+    def resumed(self) -> "Board":
+        """A copy with the passes cleared, so that playouts play a finished game on instead of
+        scoring it as it stands: under Chinese counting they take the dead stones off."""
+        b = self.copy()
+        b.passes = 0
+        return b
+
     # --- scoring -----------------------------------------------------------------------------
     def area(self) -> tuple[int, int, np.ndarray]:
         """(black area, white area, owner [P] int8): stones plus empty points reaching only

@@ -77,6 +77,7 @@ class Simulator:
         self.cmc = None
         self._cmc_size = None
         self.prior_codes = params.uses_mogo_verdicts
+        self.play_on_finished = params.rules == "chinese"  # two passes in the tree: dead stones come off
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
 
@@ -106,6 +107,8 @@ class Simulator:
         pools: int32 [len(boards), 2, pool_size] poolRave cells (0 = empty), when poolRave is on.
         With several local devices the L leaves are split over them (shard_map, one key per
         leaf: the same numbers as on one device); extra rows from padding are ignored."""
+        if self.play_on_finished:
+            boards = [b.resumed() if b.game_over else b for b in boards]
         if call is not None and self.devices == 1 and not (self.pool_size or self.config.cmc_prob > 0):
             boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
             return _play_leaves(numpy_fields(boards), key, np.int32(call), self.k, self.config, self.prior_codes)

@@ -12,6 +12,7 @@ AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo")
 PASS_IN_TREE = ("always", "endgame")
+RULES = ("chinese", "tromp-taylor")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +65,10 @@ class SearchParams:
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
     #                               Go and converges to its minimax value); "endgame": only after
     #                               the opponent passed or when every legal move fills an own eye
+    # --- counting a finished game (SPEC.md "Rules"; gojax/judge.py) ---------------------------------
+    rules: str = "chinese"  # "chinese": area after the dead stones are taken off (the tree plays a
+    #                         game that ended in two passes on in its playouts; the player passes
+    #                         only when the judged count wins); "tromp-taylor": every stone counts
     # --- memory ---------------------------------------------------------------------------------
     max_nodes: int = 20_000  # node budget: arrays are preallocated; when full, leaves are
     #                          evaluated without being added
@@ -77,7 +82,7 @@ class SearchParams:
     def __post_init__(self):
         for name, allowed in (("selection", SELECTIONS), ("schedule", SCHEDULES), ("prior", PRIORS),
                               ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES),
-                              ("pass_in_tree", PASS_IN_TREE), ("policy", POLICIES)):
+                              ("pass_in_tree", PASS_IN_TREE), ("policy", POLICIES), ("rules", RULES)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.mercy)
