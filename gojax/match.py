@@ -99,7 +99,8 @@ def opening_for(cfg: MatchConfig, index: int) -> str | None:
 
 def seeded(cmd: str, game: int) -> str:
     """The engine command for one game: `{game}` is replaced by the game index; GNU Go and
-    gojax commands get a per-game --seed (gojax: its own --seed times 100003 plus the game)."""
+    gojax and Pachi commands get a per-game seed (gojax: its own --seed times 100003 plus the
+    game)."""
     if "{game}" in cmd:
         return cmd.replace("{game}", str(game))
     argv = shlex.split(cmd)
@@ -109,6 +110,9 @@ def seeded(cmd: str, game: int) -> str:
     names = [os.path.basename(a) for a in argv]
     if any("gnugo" in n for n in names[:4]):
         return shlex.join(argv + ["--seed", str(game + 1)])  # GNU Go: 0 would mean "from the clock"
+    if any(n == "pachi" for n in names[:4]) and not {"-s", "--seed"} & set(argv):
+        i = names.index("pachi")
+        return shlex.join(argv[:i + 1] + ["-s", str(game + 1)] + argv[i + 1:])  # before its engine args
     if "gtp" in argv and any(n.startswith("gojax") for n in names[:argv.index("gtp")]):
         base = 0
         if "--seed" in argv:

@@ -81,6 +81,7 @@ def test_every_game_gets_its_own_seed(tmp_path):
     # Behind a wrapper (a checkout elsewhere, a nice level) the engine still gets its seed.
     assert seeded("env -C /tmp/wt python -m gojax gtp --seed 1", 3) == "env -C /tmp/wt python -m gojax gtp --seed 100006"
     assert seeded("nice -n 5 /usr/games/gnugo --mode gtp", 0).endswith("--seed 1")
+    assert seeded("/opt/pachi/pachi -t =3000 threads=1", 4) == "/opt/pachi/pachi -s 5 -t =3000 threads=1"
     # Deterministic engines would repeat the same game with the same colours; seeds make them differ.
     cfg = MatchConfig(engine_a=gnugo(1), engine_b=gnugo(1), games=3, size=7, alternate=True, out=str(tmp_path),
                       gnugo=gnugo(), name_a="x", name_b="y")
