@@ -12,16 +12,68 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
+
+
+# --- checks made before any work starts: a bad path or number is one line and exit code 2 ------
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def board_size(text: str) -> int:
+    from kernels.geometry import MAX_SIZE, MIN_SIZE
+    value = positive_int(text)
+    if not MIN_SIZE <= value <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {value}")
+    return value
+
+
+def writable_folder(command: str, flag: str, path: str) -> None:
+    """Create the folder if needed and prove it takes a file, or exit with why not."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise SystemExit(f"gojax {command}: {flag} {path} is a file, not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".gojax-write-check-"):
+            pass
+    except OSError as err:
+        raise SystemExit(f"gojax {command}: cannot write to {flag} {path}: {err.strerror or err}") from None
+
+
+def writable_file(command: str, flag: str, path: str) -> None:
+    """The file can be created or appended to (its folder is made if needed), or exit with why not."""
+    if os.path.isdir(path):
+        raise SystemExit(f"gojax {command}: {flag} {path} is a folder, not a file")
+    writable_folder(command, flag, os.path.dirname(os.path.abspath(path)))
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise SystemExit(f"gojax {command}: cannot write to {flag} {path}: permission denied")
 
 
 def _add_bench(sub):
     p = sub.add_parser("bench", help="playout throughput (playouts from the empty board; --policy picks them)")
     p.add_argument("--board", type=int, default=9, help="board size (default 9)")
-    p.add_argument("--batch", type=int, default=1024, help="boards in flight per device call (default 1024)")
-    p.add_argument("--playouts-per-position", type=int, default=1, metavar="K",
+    p.add_argument("--batch", type=positive_int, default=1024, help="boards in flight per device call (default 1024)")
+    p.add_argument("--playouts-per-position", type=positive_int, default=1, metavar="K",
                    help="playouts per start position; batch / K positions (default 1)")
-    p.add_argument("--repeats", type=int, default=5, help="timed batches; the median is reported (default 5)")
+    p.add_argument("--repeats", type=positive_int, default=5, help="timed batches; the median is reported (default 5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
@@ -29,7 +81,7 @@ def _add_bench(sub):
     _add_cpu_threads(p, "1 with --search of at most {small} boards per call on a CPU backend, else every core")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
-    s.add_argument("--simulations", type=int, default=3000, help="simulations (playouts) per search")
+    s.add_argument("--simulations", type=positive_int, default=3000, help="simulations (playouts) per search")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
 
@@ -47,8 +99,8 @@ def add_search_options(p) -> None:
     from search.params import PRIORS, RULES, SCHEDULES, SELECTIONS, SearchParams
     d = SearchParams()
     g = p.add_argument_group("search parameters (seed 000 equation numbers in search/params.py)")
-    g.add_argument("--leaves", type=int, default=d.leaves, metavar="L", help=f"leaves per device call ({d.leaves})")
-    g.add_argument("--playouts-per-leaf", type=int, default=d.playouts_per_leaf, metavar="K",
+    g.add_argument("--leaves", type=positive_int, default=d.leaves, metavar="L", help=f"leaves per device call ({d.leaves})")
+    g.add_argument("--playouts-per-leaf", type=positive_int, default=d.playouts_per_leaf, metavar="K",
                    help=f"playouts per leaf ({d.playouts_per_leaf})")
     g.add_argument("--selection", choices=SELECTIONS, default=d.selection, help=f"tree policy ({d.selection})")
     g.add_argument("--schedule", choices=SCHEDULES, default=d.schedule, help=f"RAVE beta schedule ({d.schedule})")
@@ -107,9 +159,18 @@ def search_params(args, **overrides):
                   seed=getattr(args, "seed", 0))
     fields.update(overrides)
     try:
-        return SearchParams(**fields)
+        params = SearchParams(**fields)
     except ValueError as err:
         raise SystemExit(f"gojax: {err}")
+    if params.prior == "shape":  # load it now: a bad file is a one-line error, not a failing genmove
+        import zipfile
+
+        from search import shape
+        try:
+            shape.load_model(params.shape_model)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}")
+    return params
 
 
 def _run_bench(args) -> int:
@@ -140,11 +201,11 @@ def _run_bench(args) -> int:
 
 def _add_gtp(sub):
     p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
-    p.add_argument("--size", type=int, default=9, help="initial board size (default 9)")
+    p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")
     p.add_argument("--komi", type=float, default=7.5)
-    p.add_argument("--simulations", type=int, default=3000,
+    p.add_argument("--simulations", type=positive_int, default=3000,
                    help="simulations (playouts) per move without a clock; a cap with one (default 3000)")
-    p.add_argument("--seconds", type=float, default=None, help="seconds per move without a clock")
+    p.add_argument("--seconds", type=positive_float, default=None, help="seconds per move without a clock")
     p.add_argument("--resign-threshold", type=float, default=0.1,
                    help="resign below this value for us (default 0.1); 0 never resigns")
     p.add_argument("--no-resign", action="store_true", help="never resign")
@@ -152,36 +213,34 @@ def _add_gtp(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
-    p.add_argument("--no-warmup", action="store_true", help="do not compile before the first command")
+    p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
     _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
 
 
 def _run_gtp(args) -> int:
-    import os
+    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
+    try:
+        log = open(args.log_file, "a", buffering=1) if args.log_file else sys.stderr
+    except OSError as err:
+        raise SystemExit(f"gojax gtp: cannot write to --log-file {args.log_file}: {err.strerror or err}") from None
     # Only protocol replies may reach stdout: keep it for GTP, and point file descriptor 1 at
     # stderr so that anything else (JAX, XLA, C libraries) printing there cannot corrupt it.
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    log = open(args.log_file, "a", buffering=1) if args.log_file else sys.stderr
     from gojax.gtp import GtpEngine
     from gojax.gtp_commands import GtpCommands
     from gojax.player import Player, PlayerOptions
-    if not 2 <= args.size <= 19:
-        raise SystemExit("gojax gtp: --size must be 2..19")
-    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
     options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
                             verbose=not args.quiet)
     player = Player(args.size, args.komi, params, options)
-    if not args.no_warmup:
-        seconds = player.warm_up()
-        threads = f", {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
-        print(f"[gojax] compiled the {args.size}x{args.size} kernels for L={params.leaves} x K="
-              f"{params.playouts_per_leaf} in {seconds:.1f}s on {_device()}{threads}", file=log, flush=True)
-    GtpEngine(GtpCommands(player), out=protocol, log=log).serve(sys.stdin)
+    threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
+    print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
+          + (" (--no-warmup: at the first genmove)" if args.no_warmup else ""), file=log, flush=True)
+    GtpEngine(GtpCommands(player, warm_up=not args.no_warmup), out=protocol, log=log).serve(sys.stdin)
     return 0
 
 
@@ -194,21 +253,21 @@ def _add_match(sub):
     p = sub.add_parser("match", help="many games between two GTP engines (resumable)")
     p.add_argument("--black", required=True, help="engine A's command (Black in the first game)")
     p.add_argument("--white", required=True, help="engine B's command")
-    p.add_argument("--games", type=int, default=10)
-    p.add_argument("--size", type=int, default=9)
+    p.add_argument("--games", type=positive_int, default=10)
+    p.add_argument("--size", type=board_size, default=9)
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--alternate", action="store_true", help="swap colours every game")
     p.add_argument("--out", required=True, help="folder for results.jsonl and games/*.sgf")
     p.add_argument("--referee", choices=["gnugo", "gojax"], default="gnugo")
-    p.add_argument("--move-timeout", type=float, default=120.0, help="seconds per genmove before a forfeit")
-    p.add_argument("--max-moves", type=int, default=None, help="stop and score a game after this many moves")
-    p.add_argument("--jobs", type=int, default=1, help="games played at the same time (default 1)")
+    p.add_argument("--move-timeout", type=positive_float, default=120.0, help="seconds per genmove before a forfeit")
+    p.add_argument("--max-moves", type=positive_int, default=None, help="stop and score a game after this many moves")
+    p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time (default 1)")
     p.add_argument("--same-seeds", action="store_true",
                    help="do not give gojax and GNU Go a new --seed every game ({game} in a command is always replaced)")
     p.add_argument("--openings", nargs="+", default=[], metavar="SGF",
                    help="SGF files or folders of them: game i starts from opening i (i // 2 with --alternate, so "
                         "each engine plays each opening from both sides), cycling")
-    p.add_argument("--opening-moves", type=int, default=None, metavar="N",
+    p.add_argument("--opening-moves", type=positive_int, default=None, metavar="N",
                    help="play only the first N moves of each opening (default all)")
     p.add_argument("--name-black", default=None)
     p.add_argument("--name-white", default=None)
@@ -230,7 +289,9 @@ def _engine_name(cmd: str) -> str:
 
 
 def _run_match(args) -> int:
-    from gojax.match import MatchConfig, OpeningError, ResumeError, format_summary, opening_files, run_match
+    from gojax.match import (EngineFailure, MatchConfig, OpeningError, ResumeError, format_summary, opening_files,
+                             run_match)
+    writable_folder("match", "--out", args.out)
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)
     if a == b:
@@ -242,7 +303,7 @@ def _run_match(args) -> int:
         cfg.openings = opening_files(args.openings)
         cfg.opening_moves = args.opening_moves
         summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
-    except (OpeningError, ResumeError) as err:
+    except (OpeningError, ResumeError, EngineFailure) as err:
         print(f"gojax match: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -256,27 +317,32 @@ def _run_match(args) -> int:
 def _add_scaling(sub):
     p = sub.add_parser("scaling", help="playout-count study: 2N vs N, or N vs GNU Go (resumable)")
     p.add_argument("--study", choices=["selfplay", "gnugo"], default="selfplay")
-    p.add_argument("--n", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000, 8000],
+    p.add_argument("--n", type=positive_int, nargs="+", default=[250, 500, 1000, 2000, 4000, 8000],
                    help="simulation counts N (default 250 .. 8000)")
-    p.add_argument("--games", type=int, default=100, help="games per point (default 100)")
-    p.add_argument("--size", type=int, default=9)
+    p.add_argument("--games", type=positive_int, default=100, help="games per point (default 100)")
+    p.add_argument("--size", type=board_size, default=9)
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--gnugo", default="gnugo --mode gtp --level 10 --chinese-rules")
     p.add_argument("--policy", choices=["uniform", "mogo"], default=None,
                    help="playout policy of every gojax engine (default: gojax gtp's)")
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
-    p.add_argument("--jobs", type=int, default=1, help="games played at the same time in each match (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time in each match (default 1)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 
 
 def _run_scaling(args) -> int:
+    from gojax.match import EngineFailure, ResumeError
     from gojax.scaling import run_scaling
+    writable_folder("scaling", "--out", args.out)
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
     try:
         rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
                            extra, progress=not args.no_progress, jobs=args.jobs)
+    except (EngineFailure, ResumeError) as err:
+        print(f"gojax scaling: {err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # finished games are saved; the match runner said where
         return 130
     for r in rows:
@@ -289,11 +355,11 @@ def _run_scaling(args) -> int:
 def _add_evaluate(sub):
     p = sub.add_parser("evaluate", help="win rate, score and ownership of every position of SGF games")
     p.add_argument("files", nargs="+", help="SGF files or folders of them")
-    p.add_argument("--playouts", type=int, default=1024, help="playouts per position (default 1024)")
+    p.add_argument("--playouts", type=positive_int, default=1024, help="playouts per position (default 1024)")
     p.add_argument("--policy", choices=["uniform", "mogo"], default="uniform",
                    help="playout policy (uniform: the unbiased estimate of the position's value)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch", type=int, default=64, help="positions per device call (default 64)")
+    p.add_argument("--batch", type=positive_int, default=64, help="positions per device call (default 64)")
     p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")
     p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
     p.add_argument("--no-progress", action="store_true")
@@ -302,11 +368,16 @@ def _add_evaluate(sub):
 
 
 def _run_evaluate(args) -> int:
-    from gojax.evaluate import run_evaluate
+    from gojax.evaluate import SgfInputError, check_sgf_files, run_evaluate
     if not args.out.endswith((".jsonl", ".csv")):
         raise SystemExit("gojax evaluate: --out must end in .jsonl or .csv")
-    if args.playouts < 1 or args.batch < 1:
-        raise SystemExit("gojax evaluate: --playouts and --batch must be positive")
+    writable_file("evaluate", "--out", args.out)
+    if args.plot:
+        writable_folder("evaluate", "--plot", args.plot)
+    try:
+        check_sgf_files(args.files)
+    except SgfInputError as err:
+        raise SystemExit(f"gojax evaluate: {err}") from None
     n = run_evaluate(args.files, args.out, args.playouts, args.seed, args.batch, args.policy, args.plot,
                      progress=not args.no_progress)
     print(f"wrote {n} rows to {args.out}")
@@ -320,7 +391,7 @@ def _add_learn_prior(sub):
                    help="learn only from gojax engines searching at least this many simulations (2000)")
     p.add_argument("--holdout-every", type=int, default=5, metavar="K",
                    help="hold out every K-th game to measure prediction (5; 0: none)")
-    p.add_argument("--iterations", type=int, default=30, help="MM iterations (30)")
+    p.add_argument("--iterations", type=positive_int, default=30, help="MM iterations (30)")
     p.add_argument("--out", required=True, help="OUT.npz for --shape-model")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_learn_prior)
@@ -333,6 +404,7 @@ def _run_learn_prior(args) -> int:
 
     from gojax import learn
     from search import shape
+    writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
     pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar)
     if not pos.chosen:

@@ -6,7 +6,8 @@ shard_map (each device runs its own playout loop on its slice; no cross-device t
 a playout).  Multi-host: call `jax.distributed.initialize()` first; `jax.devices()` then lists
 every host's devices and each host must feed the same positions (not tested here: one machine).
 
-Rows hold no timings, so two runs with the same seed give the same bytes.
+Rows hold no timings, so two runs with the same seed give the same bytes.  Every file is read
+before any work starts: a missing or unreadable one is an error (SgfInputError), not a skip.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     if isinstance(positions, (str, os.PathLike)) or (isinstance(positions, (list, tuple)) and positions
                                                       and isinstance(positions[0], (str, os.PathLike))):
         paths = [positions] if isinstance(positions, (str, os.PathLike)) else list(positions)
-        positions = [board for _, _, board in sgf_positions([os.fspath(p) for p in paths])]
+        paths = [os.fspath(p) for p in paths]
+        check_sgf_files(paths)
+        positions = [board for _, _, board in sgf_positions(paths)]
     if not isinstance(positions, BoardState):  # a finished game is played on: its dead stones come off
         positions = batch_from_host([b.resumed() if b.game_over else b for b in positions])
     states = positions
@@ -61,9 +64,36 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
 
 # --- positions from SGF --------------------------------------------------------------------
 
+class SgfInputError(ValueError):
+    """Some of the SGF files asked for are missing or cannot be read: nothing was evaluated."""
+
+
+def check_sgf_files(paths: Iterable[str]) -> dict[str, int]:
+    """{file: number of moves} for every SGF file named or found in the folders named; raises
+    SgfInputError listing every missing or unreadable one (a game with an illegal move
+    included), before any work is done."""
+    from gojax.sgf import SgfError, load_sgf
+    moves, bad = {}, []
+    for path in _expand(paths):
+        try:
+            with open(path, "rb") as f:
+                _, info = load_sgf(f.read())
+            moves[path] = len(info["moves"])
+        except OSError as err:
+            bad.append(f"{path}: {err.strerror or err}")
+        except SgfError as err:
+            bad.append(f"{path}: {err}")
+    if bad:
+        raise SgfInputError(f"{len(bad)} SGF file(s) cannot be read: " + "; ".join(bad))
+    if not moves:
+        raise SgfInputError(f"no SGF files in {', '.join(map(str, paths))}")
+    return moves
+
+
 def sgf_positions(paths: Iterable[str], log=sys.stderr) -> Iterator[tuple[str, int, Board]]:
     """(file, move number, board) for every position of every game (move 0: the start).
-    Folders are searched for *.sgf; unreadable files are reported and skipped."""
+    Folders are searched for *.sgf; unreadable files are reported and skipped (check_sgf_files
+    refuses them up front)."""
     from gojax.sgf import SgfError, load_sgf
     for path in _expand(paths):
         try:
@@ -115,6 +145,7 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
                  log=sys.stderr) -> int:
     """Stream every position of the SGF files through `evaluate` in batches, appending one row
     per position to OUT (.jsonl or .csv); rows already there are skipped.  Returns rows written."""
+    final_move = check_sgf_files(paths)  # before any work: a bad file is an error, not a skip
     skip = _done_rows(out)
     if skip:
         print(f"[evaluate] resuming: {skip} rows already in {out}", file=log)
@@ -133,11 +164,11 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
             pending.append((index, *item))
             index += 1
             if len(pending) == batch:
-                written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir)
+                written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move)
                 bar.update(len(pending))
                 pending = []
         if pending:
-            written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir)
+            written += _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move)
             bar.update(len(pending))
     bar.close()
     return written
@@ -151,7 +182,7 @@ def _truncate_to_rows(out: str, rows: int) -> None:
         f.writelines(line if line.endswith("\n") else line + "\n" for line in keep)
 
 
-def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir) -> int:
+def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move) -> int:
     sizes = {b.size for _, _, _, b in pending}
     rows = []
     for size in sorted(sizes):  # one call per board size in the batch
@@ -171,8 +202,7 @@ def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir) -> int:
             f.write(json.dumps({"file": path, "move": move, "to_play": color, "win_rate": round(float(r["win_rate"]), 6),
                                 "stderr": round(float(r["stderr"]), 6), "score_mean": round(float(r["score_mean"]), 4),
                                 "ownership": own}) + "\n")
-        if plot_dir and move == max(m for _, p, m, _ in pending if p == path):
-            os.makedirs(plot_dir, exist_ok=True)
+        if plot_dir and move == final_move[path]:  # one map per game: its last position
             name = os.path.splitext(os.path.basename(path))[0]
             plot_ownership(board, r["ownership"], os.path.join(plot_dir, f"{name}_move{move}.png"),
                            title=f"{os.path.basename(path)} after move {move}: Black wins {r['win_rate']:.1%}")

@@ -11,6 +11,7 @@ import os
 import selectors
 import shlex
 import subprocess
+import tempfile
 import time
 
 
@@ -19,11 +20,15 @@ class GtpEngineError(RuntimeError):
 
 
 class GtpClient:
+    """`stderr="keep"` keeps the engine's stderr in a temporary file, for `stderr_tail` to quote
+    when the engine fails."""
+
     def __init__(self, command: str | list[str], stderr=subprocess.DEVNULL, env=None):
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                     env=env, bufsize=0)
+        self._stderr = tempfile.TemporaryFile() if stderr == "keep" else None
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr if self._stderr is not None else stderr, env=env, bufsize=0)
         self._buffer = b""
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
@@ -64,6 +69,23 @@ class GtpClient:
             raise GtpEngineError(f"{command!r}: {body.strip()}")
         raise GtpEngineError(f"malformed reply to {command!r}: {reply!r}")
 
+    def stderr_tail(self, chars: int = 1500) -> str:
+        """The end of what the engine wrote to stderr ("" unless started with stderr="keep")."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - chars))
+        return self._stderr.read().decode(errors="replace").strip()
+
+    def dead(self, wait: float = 1.0) -> bool:
+        """Has the process exited (given `wait` seconds to finish dying)?"""
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def close(self, timeout: float = 5.0) -> None:
         if self.proc.poll() is None:
             try:
@@ -76,6 +98,8 @@ class GtpClient:
                 self.proc.kill()
                 self.proc.wait()
         self._selector.close()
+        if self._stderr is not None:
+            self._stderr.close()
 
     def __enter__(self):
         return self

@@ -16,7 +16,7 @@ from gojax.gtp import GtpError, Quit, command
 from gojax.judge import KGS_RULES
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from kernels.geometry import BLACK, WHITE, CoordinateError, Geometry
+from kernels.geometry import MAX_SIZE, MIN_SIZE, BLACK, WHITE, CoordinateError, Geometry
 from kernels.host import IllegalMove
 
 NAME, VERSION = "gojax", "0.1.0"
@@ -47,10 +47,14 @@ def _float(text: str, what: str) -> float:
 
 
 class GtpCommands:
-    def __init__(self, player: Player, analyze_max_seconds: float | None = None):
+    def __init__(self, player: Player, analyze_max_seconds: float | None = None, warm_up: bool = False):
+        """`warm_up`: compile the kernels for a board size at the first clear_board on it (a GUI
+        sends boardsize, then clear_board, then waits), so the first genmove is not slowed."""
         self.player = player
         self.engine = None  # set by GtpEngine
         self.analyze_max_seconds = analyze_max_seconds
+        self.warm_up = warm_up
+        self._compiled: set[int] = set()
 
     # --- helpers -------------------------------------------------------------------------------
     @property
@@ -103,7 +107,7 @@ class GtpCommands:
     def boardsize(self, *args):
         (text,) = _need(args, 1, "boardsize SIZE")
         size = _int(text, "size")
-        if not 2 <= size <= 19:
+        if not MIN_SIZE <= size <= MAX_SIZE:
             raise GtpError("unacceptable size")
         self.player.clear(size)
         return ""
@@ -111,6 +115,12 @@ class GtpCommands:
     @command()
     def clear_board(self):
         self.player.clear()
+        size = self.player.board.size
+        if self.warm_up and size not in self._compiled:
+            seconds = self.player.warm_up()
+            self._compiled.add(size)
+            print(f"[gojax] compiled the {size}x{size} kernels for L={self.player.params.leaves} x K="
+                  f"{self.player.params.playouts_per_leaf} in {seconds:.1f}s", file=self.player.options.log, flush=True)
         return ""
 
     @command()

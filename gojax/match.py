@@ -3,10 +3,13 @@
 Each finished game is written as SGF (sgfmill) into OUT/games/ and appended as one JSON line to
 OUT/results.jsonl before the next game starts, so a killed run loses at most the game in
 progress; on restart the games already in results.jsonl are skipped.  A game is scored by the
-referee: GNU Go's `final_score` on the final position (default), or gojax's own count (area
-after removing the stones that uniform playouts say are dead).  An engine that crashes, hangs
-past --move-timeout or plays an illegal move forfeits that game; the match goes on with a fresh
-process.
+referee: GNU Go's `final_score` on the final position (default), or gojax's own judgement
+(gojax/judge.py).  An engine that cannot start, or dies before its first move, stops the run
+(EngineFailure, with the engine's own stderr): it is broken, not beaten.  One that crashes
+later, hangs past --move-timeout or plays an illegal move forfeits that game; the match goes on
+with a fresh process, and forfeits are counted apart: never as results, never in the Elo.
+`python -m gojax` engines are started with -P, so that a folder named gojax in the working
+directory cannot shadow the installed package.
 
 Openings (`--openings`, as gogui-twogtp's): game i starts from the moves of SGF file
 (i // 2 with --alternate, else i) modulo their number, sent to both engines with `play`, so
@@ -55,6 +58,10 @@ class MatchConfig:
 
 class OpeningError(ValueError):
     """An opening SGF that cannot be used (unreadable, another board size, setup stones)."""
+
+
+class EngineFailure(RuntimeError):
+    """An engine (or the referee) could not start or died before its first move."""
 
 
 class ResumeError(ValueError):
@@ -151,14 +158,40 @@ def load_results(path: str) -> list[dict]:
     return out
 
 
+def safe_path(cmd: str) -> str:
+    """`python -m gojax ...` with -P: the working directory is not put on sys.path, so a
+    folder named gojax there (a clone's parent directory) cannot shadow the package."""
+    argv = shlex.split(cmd)
+    if (len(argv) > 2 and os.path.basename(argv[0]).startswith("python") and "-P" not in argv
+            and "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["gojax"]):
+        return shlex.join([argv[0], "-P"] + argv[1:])
+    return cmd
+
+
 def _start(cmd: str, size: int, komi: float, stop: Stop | None = None) -> GtpClient:
-    client = GtpClient(_find_gnugo(cmd))
+    """An engine ready for a game; EngineFailure (with its stderr) if it cannot get there."""
+    try:
+        client = GtpClient(_find_gnugo(safe_path(cmd)), stderr="keep")
+    except OSError as err:
+        raise EngineFailure(f"cannot start {cmd!r}: {err.strerror or err}") from None
     if stop is not None:
         stop.track(client)
-    client.send(f"boardsize {size}", timeout=300)
-    client.send("clear_board", timeout=300)
-    client.send(f"komi {komi}", timeout=300)
+    try:
+        client.send(f"boardsize {size}", timeout=300)
+        client.send("clear_board", timeout=300)
+        client.send(f"komi {komi}", timeout=300)
+    except GtpEngineError as err:
+        if stop is not None and stop.is_set():
+            raise MatchStopped() from None
+        message = _failure(cmd, client, err)
+        client.close(timeout=1)
+        raise EngineFailure(message) from None
     return client
+
+
+def _failure(cmd: str, client: GtpClient, err: Exception) -> str:
+    tail = client.stderr_tail()
+    return f"engine {cmd!r} failed before its first move: {err}" + (f"\n  its stderr ends:\n{tail}" if tail else "")
 
 
 class MatchStopped(Exception):
@@ -224,12 +257,8 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
     winner, reason, score = None, None, None
     try:
         for color in (BLACK, WHITE):
-            try:
-                engines[color] = _start(cmds[color], cfg.size, cfg.komi, stop)
-            except (GtpEngineError, OSError) as err:
-                winner, reason = opponent(color), f"{_NAMES[color]} failed to start: {err}"
-                break
-        if winner is None and opening is not None:
+            engines[color] = _start(cmds[color], cfg.size, cfg.komi, stop)
+        if opening is not None:
             for color, point in load_opening(opening, cfg.size, cfg.opening_moves):
                 board.play(point, color)
                 vertex = board.geometry.to_gtp(point)
@@ -249,6 +278,10 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
             try:
                 reply = engines[color].send(f"genmove {_NAMES[color]}", timeout=cfg.move_timeout).strip().lower()
             except GtpEngineError as err:
+                if stop is not None and stop.is_set():
+                    raise MatchStopped(index) from None
+                if moves[color] == 0 and engines[color].dead():  # broken, not beaten: stop the run
+                    raise EngineFailure(_failure(cmds[color], engines[color], err)) from None
                 winner, reason = opponent(color), f"{_NAMES[color]} forfeits: {err}"
                 break
             think[color] += time.perf_counter() - t0
@@ -272,10 +305,10 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 raise MatchStopped(index)
             try:
                 score = referee_score(cfg, board, stop)
-            except GtpEngineError:
+            except GtpEngineError as err:
                 if stop is not None and stop.is_set():  # the referee was killed by the ^C
                     raise MatchStopped(index)
-                raise
+                raise EngineFailure(f"the referee {cfg.gnugo!r} failed to score game {index}: {err}") from None
             winner = BLACK if score > 0 else WHITE if score < 0 else None
             reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
             if len(board.moves) >= max_moves and not board.game_over:
@@ -287,9 +320,9 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 stop.forget(e)
     if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
         raise MatchStopped(index)
+    forfeit = "forfeit" in (reason or "")
     result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
-                                          ("R" if "resign" in (reason or "") else "F" if "forfeit" in (reason or "")
-                                           or "failed" in (reason or "") else f"{abs(score):g}"))
+                                          ("R" if "resign" in (reason or "") else "F" if forfeit else f"{abs(score):g}"))
     sgf_path = os.path.join(cfg.out, "games", f"game{index:04d}.sgf")
     os.makedirs(os.path.dirname(sgf_path), exist_ok=True)
     with open(sgf_path, "wb") as f:
@@ -297,7 +330,8 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                              extra={"GC": reason or ""}))
     record.update({
         "winner": None if winner is None else names[winner], "winner_color": None if winner is None else _NAMES[winner],
-        "result": result, "reason": reason, "moves": len(board.moves), "sgf": os.path.relpath(sgf_path, cfg.out),
+        "result": result, "reason": reason, "forfeit": forfeit, "moves": len(board.moves),
+        "sgf": os.path.relpath(sgf_path, cfg.out),
         "sec_per_move": {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)},
     })
     return record
@@ -306,7 +340,11 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
 def referee_score(cfg: MatchConfig, board: Board, stop: Stop | None = None) -> float:
     """Black's margin (komi included) of the final position, by the configured referee."""
     if cfg.referee == "gnugo":
-        with GtpClient(_find_gnugo(cfg.gnugo)) as ref:
+        try:
+            ref = GtpClient(_find_gnugo(cfg.gnugo), stderr="keep")
+        except OSError as err:
+            raise EngineFailure(f"cannot start the referee {cfg.gnugo!r}: {err.strerror or err}") from None
+        with ref:
             if stop is not None:
                 stop.track(ref)
             ref.send(f"boardsize {board.size}")
@@ -327,7 +365,20 @@ def referee_score(cfg: MatchConfig, board: Board, stop: Stop | None = None) -> f
     return player.final_score()
 
 
+def is_forfeit(record: dict) -> bool:
+    """A game lost by a crash, a timeout or an illegal move (older records: from the reason)."""
+    reason = record.get("reason") or ""
+    return bool(record.get("forfeit", "forfeit" in reason or "failed to start" in reason))
+
+
 def summarize(records: list[dict], a: str, b: str) -> dict:
+    """Wins, win rate, standard error and Elo of engine `a` over the games decided on the board
+    (resignation or count); forfeits are counted apart, per engine that forfeited."""
+    forfeits = {name: 0 for name in (a, b)}
+    for r in records:
+        if is_forfeit(r) and r.get("winner") in forfeits:
+            forfeits[b if r["winner"] == a else a] += 1
+    records = [r for r in records if not is_forfeit(r)]
     n = len(records)
     wins_a = sum(r["winner"] == a for r in records) + 0.5 * sum(r["winner"] is None for r in records)
     p = wins_a / n if n else float("nan")
@@ -349,18 +400,17 @@ def summarize(records: list[dict], a: str, b: str) -> dict:
     return {"games": n, "wins": {a: wins_a, b: n - wins_a}, "win_rate": p, "stderr": se,
             "elo": elo(p) if n else float("nan"),
             "elo_95": (elo(p - 1.96 * se), elo(p + 1.96 * se)) if n else (float("nan"),) * 2,
-            "per_colour": per_colour, "sec_per_move": times,
-            "forfeits": sum(any(w in (r.get("reason") or "") for w in ("forfeit", "failed to start")) for r in records)}
+            "per_colour": per_colour, "sec_per_move": times, "forfeits": forfeits}
 
 
 def format_summary(s: dict, a: str, b: str) -> str:
     lo, hi = s["elo_95"]
-    lines = [f"{s['games']} games: {a} {s['wins'][a]:g} - {s['wins'][b]:g} {b}",
+    lines = [f"{s['games']} games decided on the board: {a} {s['wins'][a]:g} - {s['wins'][b]:g} {b}",
              f"  {a} win rate {s['win_rate']:.3f} +- {s['stderr']:.3f} (standard error)",
              f"  Elo difference {s['elo']:+.0f} (95% interval {lo:+.0f} .. {hi:+.0f})",
              "  " + ", ".join(f"{k}: {w}/{n}" for k, (w, n) in s["per_colour"].items()),
              "  mean seconds per move: " + ", ".join(f"{k} {v:.2f}" for k, v in s["sec_per_move"].items()),
-             f"  forfeits: {s['forfeits']}"]
+             "  forfeits (not counted above): " + ", ".join(f"{k} {v}" for k, v in s["forfeits"].items())]
     return "\n".join(lines)
 
 
@@ -413,6 +463,9 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
         try:
             for fut in as_completed([pool.submit(play_game, cfg, i, log, stop) for i in todo]):
                 record(fut.result())
+        except EngineFailure:
+            stop.fire()  # the other games in flight are abandoned; finished ones are saved
+            raise
         except KeyboardInterrupt:
             # Stop at once: the engines and referees in flight are killed and their games
             # abandoned (nothing half-done is written); finished games are all in results.jsonl.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sgfmill import sgf
 
-from kernels.geometry import BLACK, WHITE, opponent
+from kernels.geometry import MAX_SIZE, MIN_SIZE, BLACK, WHITE, opponent
 from kernels.host import Board, IllegalMove
 
 _COLOUR = {BLACK: "b", WHITE: "w"}
@@ -63,8 +63,8 @@ def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tupl
     except ValueError as err:
         raise SgfError(f"unreadable SGF: {err}") from err
     size = game.get_size()
-    if not 2 <= size <= 19:
-        raise SgfError(f"board size {size} is not supported (2..19)")
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise SgfError(f"board size {size} is not supported ({MIN_SIZE}..{MAX_SIZE})")
     try:
         komi = float(game.get_komi())
     except ValueError:

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from gojax.match import MatchConfig, ResumeError, load_results, play_game, run_match, summarize
+from gojax.match import (EngineFailure, MatchConfig, ResumeError, _start, format_summary, load_results, play_game,
+                         run_match, safe_path, summarize)
 from tests.helpers import gnugo_path
 
 GOJAX = f"{sys.executable} -m gojax gtp --simulations 64 --leaves 4 --playouts-per-leaf 8 --quiet --no-warmup"
@@ -48,13 +49,44 @@ def test_a_killed_run_resumes_without_losing_games(tmp_path):
 
 
 @pytest.mark.parametrize("mode, words", [("illegal", "illegal move"), ("crash", "forfeits"), ("hang", "forfeits")])
-def test_broken_engines_forfeit_and_the_match_goes_on(tmp_path, mode, words):
+def test_broken_engines_forfeit_and_forfeits_are_not_results(tmp_path, mode, words):
     cfg = MatchConfig(engine_a=f"{BROKEN} {mode}", engine_b=gnugo(), games=2, size=5, out=str(tmp_path),
                       gnugo=gnugo(), move_timeout=3, name_a="broken", name_b="gnugo")
     summary = run_match(cfg, progress=False)
     records = load_results(str(tmp_path / "results.jsonl"))
-    assert summary["games"] == 2 and summary["wins"]["gnugo"] >= 1
+    assert len(records) == 2 and all(r["forfeit"] and r["result"].endswith("+F") for r in records)
     assert any(words in r["reason"] for r in records)
+    assert summary["games"] == 0 and summary["forfeits"] == {"broken": 2, "gnugo": 0}
+    assert "forfeits (not counted above): broken 2, gnugo 0" in format_summary(summary, "broken", "gnugo")
+
+
+@pytest.mark.parametrize("mode, words", [("nostart", "ModuleNotFoundError"), ("crash-first", "broken_engine: crashing")])
+def test_an_engine_that_dies_before_its_first_move_stops_the_match_with_its_error(tmp_path, mode, words):
+    cfg = MatchConfig(engine_a=gnugo(), engine_b=f"{BROKEN} {mode}", games=4, size=5, out=str(tmp_path),
+                      gnugo=gnugo(), name_a="gnugo", name_b="broken")
+    for jobs in (1, 2):
+        with pytest.raises(EngineFailure, match=words):
+            run_match(cfg, progress=False, jobs=jobs)
+    assert load_results(str(tmp_path / "results.jsonl")) == []  # no game is scored for anyone
+
+
+def test_a_mistyped_engine_exits_non_zero_with_one_line(tmp_path, capsys):
+    from gojax.cli import main
+    code = main(["match", "--black", gnugo(), "--white", "gnugoo --mode gtp", "--games", "2", "--size", "5",
+                 "--out", str(tmp_path / "m"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot start 'gnugoo --mode gtp" in err and "No such file" in err and "Elo" not in capsys.readouterr().out
+
+
+def test_a_gojax_folder_in_the_working_directory_cannot_shadow_the_engine(tmp_path, monkeypatch):
+    (tmp_path / "gojax").mkdir()  # a clone's parent directory holds the repository folder `gojax`
+    monkeypatch.chdir(tmp_path)
+    assert safe_path(f"{sys.executable} -m gojax gtp --quiet").split()[1] == "-P"
+    engine = _start(f"{sys.executable} -m gojax gtp --quiet --no-warmup", 5, 7.5)
+    try:
+        assert engine.send("name") == "gojax"
+    finally:
+        engine.close()
 
 
 def test_summary_statistics():

@@ -1,0 +1,88 @@
+"""Bad paths and numbers are refused before any work, with one line and exit code 2."""
+
+import pytest
+
+from gojax.cli import main
+from tests.helpers import gnugo_path
+
+DATA = "tests/data"
+
+
+def refused(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    message = str(exc.value.code) if isinstance(exc.value.code, str) else out.err
+    assert exc.value.code not in (0, None), message
+    assert "Traceback" not in message
+    return message
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many"])
+def test_simulations_must_be_positive(capsys, value):
+    for argv in (["gtp", "--simulations", value], ["bench", "--search", "--simulations", value]):
+        assert "--simulations" in refused(capsys, argv)
+
+
+def test_counts_and_sizes_are_checked(capsys):
+    assert "--games" in refused(capsys, ["match", "--black", "x", "--white", "y", "--games", "0", "--out", "m"])
+    assert "board size must be 2..19" in refused(capsys, ["match", "--black", "x", "--white", "y", "--size", "25",
+                                                           "--out", "m"])
+    assert "--n" in refused(capsys, ["scaling", "--n", "100", "-3", "--out", "s"])
+    assert "--playouts" in refused(capsys, ["evaluate", DATA, "--playouts", "0", "--out", "e.jsonl"])
+
+
+def test_an_out_folder_that_is_a_file_or_cannot_be_written_is_refused(tmp_path, capsys):
+    afile = tmp_path / "results.txt"
+    afile.write_text("keep me")
+    engine = f"{gnugo_path()} --mode gtp"
+    for cmd in (["match", "--black", engine, "--white", engine], ["scaling"]):
+        assert "is a file, not a folder" in refused(capsys, cmd + ["--out", str(afile)])
+        assert "cannot write to --out /proc/gojax" in refused(capsys, cmd + ["--out", "/proc/gojax"])
+    assert afile.read_text() == "keep me"
+
+
+def test_evaluate_refuses_bad_outputs_before_any_work(tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    assert "cannot write to --out" in refused(capsys, ["evaluate", DATA, "--out", "/proc/gojax/rows.jsonl"])
+    (tmp_path / "dir.jsonl").mkdir()
+    assert "is a folder" in refused(capsys, ["evaluate", DATA, "--out", str(tmp_path / "dir.jsonl")])
+    assert "cannot write to --plot" in refused(capsys, ["evaluate", f"{DATA}/game_b.sgf", "--out", str(out),
+                                                        "--plot", "/proc/gojax-plots"])
+    assert not out.exists()
+
+
+def test_evaluate_refuses_missing_and_corrupt_games_and_writes_nothing(tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.sgf"
+    corrupt.write_text("(;GM[1]SZ[9];B[ee];W[")
+    out = tmp_path / "rows.jsonl"
+    message = refused(capsys, ["evaluate", f"{DATA}/game_b.sgf", str(tmp_path / "missing.sgf"), str(corrupt),
+                               "--out", str(out), "--no-progress"])
+    assert "2 SGF file(s) cannot be read" in message and "missing.sgf: No such file" in message
+    assert "corrupt.sgf" in message and not out.exists()
+    (tmp_path / "empty").mkdir()
+    assert "no SGF files" in refused(capsys, ["evaluate", str(tmp_path / "empty"), "--out", str(out)])
+
+
+def test_the_python_evaluate_refuses_a_missing_file(tmp_path):
+    import gojax
+    from gojax.evaluate import SgfInputError
+    with pytest.raises(SgfInputError, match="nothing.sgf"):
+        gojax.evaluate(str(tmp_path / "nothing.sgf"), playouts=8)
+
+
+def test_a_missing_or_corrupt_shape_model_is_refused_at_start(tmp_path, capsys):
+    assert "--shape-model missing.npz: No such file" in refused(capsys, ["gtp", "--shape-model", "missing.npz"])
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    assert f"--shape-model {bad}" in refused(capsys, ["gtp", "--shape-model", str(bad)])
+
+
+def test_gtp_compiles_only_the_board_size_the_gui_asks_for():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--leaves", "2", "--playouts-per-leaf", "2",
+                           "--simulations", "8"], input="boardsize 5\nclear_board\ngenmove b\nquit\n",
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.count("=") == 4, proc.stderr
+    assert "compiled the 5x5 kernels" in proc.stderr and "9x9" not in proc.stderr
