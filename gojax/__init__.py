@@ -10,6 +10,8 @@ Layers: kernels (rules, playouts) <- search (the MC-RAVE tree) <- gojax (player,
 match runner, CLI).  Start at README.md.
 """
 
+__version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
+
 from kernels.geometry import BLACK, EMPTY, WHITE, CoordinateError, Geometry
 from kernels.host import Board, IllegalMove
 from kernels.playout import PlayoutConfig, PlayoutResult, empty_boards, run_playouts
@@ -21,7 +23,6 @@ from gojax.sgf import SgfError, board_to_sgf, load_sgf
 from gojax.evaluate import evaluate, plot_ownership
 from gojax.runtime import enable_gpu_graphs, limit_cpu_threads
 
-__version__ = "0.1.0"
 
 __all__ = [
     "BLACK", "WHITE", "EMPTY", "Geometry", "CoordinateError",

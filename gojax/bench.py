@@ -38,12 +38,8 @@ def device_description() -> str:
 
 def versions() -> dict:
     import jaxlib
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        ours = version("gojax")
-    except PackageNotFoundError:
-        ours = "source"
-    return {"gojax": ours, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version()}
+    from gojax import __version__
+    return {"gojax": __version__, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version()}
 
 
 def grid_arguments(description: str, out: str):

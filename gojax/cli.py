@@ -213,6 +213,8 @@ def _add_gtp(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
+    p.add_argument("--lizzie", action="store_true",
+                   help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
     p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
     _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
     add_search_options(p)
@@ -240,7 +242,7 @@ def _run_gtp(args) -> int:
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
           + (" (--no-warmup: at the first genmove)" if args.no_warmup else ""), file=log, flush=True)
-    GtpEngine(GtpCommands(player, warm_up=not args.no_warmup), out=protocol, log=log).serve(sys.stdin)
+    GtpEngine(GtpCommands(player, warm_up=not args.no_warmup, lizzie=args.lizzie), out=protocol, log=log).serve(sys.stdin)
     return 0
 
 

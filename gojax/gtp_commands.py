@@ -16,10 +16,12 @@ from gojax.gtp import GtpError, Quit, command
 from gojax.judge import KGS_RULES
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from kernels.geometry import MAX_SIZE, MIN_SIZE, BLACK, WHITE, CoordinateError, Geometry
+from gojax import __version__
+from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from kernels.host import IllegalMove
 
-NAME, VERSION = "gojax", "0.1.0"
+NAME = "gojax"
+LIZZIE_VERSION = "0.17.0"  # Lizzie reads `version` as Leela Zero's and wants 0.15 or later
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
 
@@ -47,13 +49,15 @@ def _float(text: str, what: str) -> float:
 
 
 class GtpCommands:
-    def __init__(self, player: Player, analyze_max_seconds: float | None = None, warm_up: bool = False):
+    def __init__(self, player: Player, analyze_max_seconds: float | None = None, warm_up: bool = False,
+                 lizzie: bool = False):
         """`warm_up`: compile the kernels for a board size at the first clear_board on it (a GUI
         sends boardsize, then clear_board, then waits), so the first genmove is not slowed."""
         self.player = player
         self.engine = None  # set by GtpEngine
         self.analyze_max_seconds = analyze_max_seconds
         self.warm_up = warm_up
+        self.lizzie = lizzie  # `version` answers LIZZIE_VERSION
         self._compiled: set[int] = set()
 
     # --- helpers -------------------------------------------------------------------------------
@@ -87,7 +91,7 @@ class GtpCommands:
 
     @command()
     def version(self):
-        return VERSION
+        return LIZZIE_VERSION if self.lizzie else __version__
 
     @command()
     def known_command(self, *args):

@@ -163,8 +163,11 @@ class Player:
         result = self.think(color)
         move = result.move
         threshold = self.params.resign_threshold
+        # Resign on a full search: resign_min_simulations, or the whole budget when it is smaller.
+        budget = self.options.simulations if self.options.seconds is None else None
+        enough = min(self.params.resign_min_simulations, budget or self.params.resign_min_simulations)
         if (self.options.resign and not cleanup and threshold > 0
-                and result.simulations >= self.params.resign_min_simulations and result.value < threshold):
+                and result.simulations >= enough and result.value < threshold):
             return RESIGN
         if cleanup:  # KGS cleanup: capture every dead stone before passing
             if move is None and judge.dead_of(self.judgement(), self.board, opponent(color)):

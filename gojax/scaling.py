@@ -21,7 +21,7 @@ FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "elo", "elo_lo", 
 
 
 def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
-    return (f"{shlex.quote(sys.executable)} -m gojax gtp --simulations {simulations} --seed {seed} --quiet "
+    return (f"{shlex.quote(sys.executable)} -P -m gojax gtp --simulations {simulations} --seed {seed} --quiet "
             f"{extra}").strip()
 
 

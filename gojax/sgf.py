@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sgfmill import sgf
 
-from kernels.geometry import MAX_SIZE, MIN_SIZE, BLACK, WHITE, opponent
+from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, opponent
 from kernels.host import Board, IllegalMove
 
 _COLOUR = {BLACK: "b", WHITE: "w"}

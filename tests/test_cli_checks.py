@@ -86,3 +86,19 @@ def test_gtp_compiles_only_the_board_size_the_gui_asks_for():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.count("=") == 4, proc.stderr
     assert "compiled the 5x5 kernels" in proc.stderr and "9x9" not in proc.stderr
+
+
+def test_version_is_written_once_and_lizzie_gets_one_it_accepts():
+    import io
+
+    import gojax
+    from gojax.gtp import GtpEngine
+    from gojax.gtp_commands import GtpCommands
+    from gojax.player import Player, PlayerOptions
+    from importlib.metadata import version
+    assert version("gojax") == gojax.__version__
+    for lizzie, expected in ((False, gojax.__version__), (True, "0.17.0")):
+        out = io.StringIO()
+        player = Player(options=PlayerOptions(log=io.StringIO()))
+        GtpEngine(GtpCommands(player, lizzie=lizzie), out=out, log=io.StringIO()).serve(io.StringIO("version\n"))
+        assert out.getvalue() == f"= {expected}\n\n"

@@ -98,3 +98,22 @@ def test_final_status_list_splits_the_stones():
     p = player_after_a_pass(DEAD_INSIDE, "B")
     assert vertices(p.board, p.status("dead")) == {"C7"}
     assert len(p.status("alive")) == 18 and p.status("seki") == []
+
+
+def test_a_lost_position_is_resigned_even_below_resign_min_simulations():
+    # White to move, Black given 81.5 points: no count can win it for White.
+    text = "\n".join([". . . . . . . . ."] * 4 + [". . . . X . . . ."] + [". . . . . . . . ."] * 3
+                     + [". . . . . . . . O"])
+    params = SearchParams(leaves=4, playouts_per_leaf=8, seed=1, resign_threshold=0.1)
+    for simulations in (128, 256):
+        p = Player(9, -81.5, params, PlayerOptions(simulations=simulations, log=io.StringIO()))
+        p.load(board(text, "W", komi=-81.5), {BLACK: [], WHITE: []})
+        assert simulations < params.resign_min_simulations
+        assert p.genmove(WHITE) == "resign"
+
+
+def test_the_principal_variation_reads_as_moves():
+    p = player_after_a_pass(DEAD_INSIDE, "B")
+    result = p.think(BLACK, simulations=64)
+    assert result.pv_vertices and all(v == "pass" or v[0] in "ABCDEFGHJ" for v in result.pv_vertices)
+    assert len(result.pv_vertices) == len(result.pv)
