@@ -21,7 +21,6 @@ import statistics
 import time
 
 import jax
-import numpy as np
 
 from gojax.bench import bench_positions
 from search.mcts import Search, Simulator

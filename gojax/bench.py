@@ -38,6 +38,7 @@ def device_description() -> str:
 
 def versions() -> dict:
     import jaxlib
+
     from gojax import __version__
     return {"gojax": __version__, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version()}
 
@@ -101,16 +102,16 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
                 rules_used = rules_used + rc.sum(0)
             bar.update(1)
     bar.close()
-    # Throughput from the MEAN batch time: a batch lasts as long as its longest playout, and
-    # the rare long batches (a playout in a ko cycle) are part of what a run costs.
-    sec = statistics.fmean(times[0])
+    # Throughput from the median batch time (a shared machine's stalls do not move it); the mean
+    # and the slowest batch are reported beside it, since rare long batches (a ko cycle) cost too.
+    sec = statistics.median(times[0])
     mean_moves = float(np.mean(moves))
     out = {
         "board": board, "batch": batch, "playouts_per_position": playouts_per_position,
         "policy": config.policy, "repeats": repeats,
         "playouts_per_sec": batch / sec,
         "moves_per_sec": batch * mean_moves / sec,
-        "sec_per_batch_mean": sec, "sec_per_batch_median": statistics.median(times[0]),
+        "sec_per_batch_mean": statistics.fmean(times[0]), "sec_per_batch_median": sec,
         "sec_per_batch_min": min(times[0]), "sec_per_batch_max": max(times[0]),
         "mean_moves": mean_moves, "batch_steps_mean": statistics.fmean(steps[0]),
         "batch_steps_max": max(steps[0]), "cap_hits": caps, "cycle_stops": cycles, "playouts_timed": batch * repeats,
@@ -120,7 +121,7 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
         "device": device_description(), **versions(),
     }
     if len(configs) > 1:
-        uniform = batch / statistics.fmean(times[1])
+        uniform = batch / statistics.median(times[1])
         out.update(uniform_playouts_per_sec=uniform, ratio_to_uniform=out["playouts_per_sec"] / uniform,
                    uniform_batch_steps_mean=statistics.fmean(steps[1]))
     return out
@@ -137,8 +138,8 @@ def format_report(r: dict) -> str:
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
         f"  batch           {r['batch']} boards ({r['batch'] // r['playouts_per_position']} positions"
         f" x {r['playouts_per_position']} playouts), {r['repeats']} timed repeats",
-        f"  playouts/s      {r['playouts_per_sec']:,.0f}   (mean batch time {r['sec_per_batch_mean'] * 1e3:.1f} ms;"
-        f" median {r['sec_per_batch_median'] * 1e3:.1f}, min {r['sec_per_batch_min'] * 1e3:.1f},"
+        f"  playouts/s      {r['playouts_per_sec']:,.0f}   (median batch time {r['sec_per_batch_median'] * 1e3:.1f} ms;"
+        f" mean {r['sec_per_batch_mean'] * 1e3:.1f}, min {r['sec_per_batch_min'] * 1e3:.1f},"
         f" max {r['sec_per_batch_max'] * 1e3:.1f})",
         f"  board-moves/s   {r['moves_per_sec']:,.0f}",
         *([f"  vs uniform      {r['ratio_to_uniform']:.0%} of uniform playouts/s ({r['uniform_playouts_per_sec']:,.0f},"
@@ -179,8 +180,8 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     compile_sec = simulator.warm_up(positions[0])
     rows = []
     bar = _progress(len(positions) * repeats, f"search {board}x{board}", progress)
-    for i, pos in enumerate(positions):
-        for r in range(repeats):
+    for _i, pos in enumerate(positions):
+        for _r in range(repeats):
             res = Search(pos, params, simulator).run(simulations=simulations, stop_early=False)
             rows.append(res)
             bar.update(1)

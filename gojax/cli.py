@@ -69,11 +69,13 @@ def writable_file(command: str, flag: str, path: str) -> None:
 
 def _add_bench(sub):
     p = sub.add_parser("bench", help="playout throughput (playouts from the empty board; --policy picks them)")
-    p.add_argument("--board", type=int, default=9, help="board size (default 9)")
+    p.add_argument("--board", type=board_size, default=9, help="board size (default 9)")
     p.add_argument("--batch", type=positive_int, default=1024, help="boards in flight per device call (default 1024)")
     p.add_argument("--playouts-per-position", type=positive_int, default=1, metavar="K",
                    help="playouts per start position; batch / K positions (default 1)")
-    p.add_argument("--repeats", type=positive_int, default=5, help="timed batches; the median is reported (default 5)")
+    p.add_argument("--repeats", type=positive_int, default=None,
+                   help="timed batches, or with --search timed searches per position; the median is reported"
+                        " (default 5 batches, 1 search per position)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
@@ -161,7 +163,7 @@ def search_params(args, **overrides):
     try:
         params = SearchParams(**fields)
     except ValueError as err:
-        raise SystemExit(f"gojax: {err}")
+        raise SystemExit(f"gojax: {err}") from None
     if params.prior == "shape":  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
@@ -169,19 +171,15 @@ def search_params(args, **overrides):
         try:
             shape.load_model(params.shape_model)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-            raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}")
+            raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
     return params
 
 
 def _run_bench(args) -> int:
     from gojax.bench import bench_playouts, format_report
-    if not 5 <= args.board <= 19:
-        raise SystemExit("gojax bench: --board must be 5..19")
-    if args.batch < 1 or args.repeats < 1 or args.playouts_per_position < 1:
-        raise SystemExit("gojax bench: --batch, --repeats and --playouts-per-position must be positive")
     if args.search:
         from gojax.bench import bench_search, format_search_report
-        r = bench_search(args.board, args.simulations, search_params(args), repeats=1 if args.repeats == 5 else args.repeats,
+        r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
                          progress=not args.no_progress)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
         print(format_search_report(r))
@@ -189,10 +187,10 @@ def _run_bench(args) -> int:
             print(json.dumps(r))
         return 0
     try:
-        r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats, args.seed,
+        r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats or 5, args.seed,
                            search_params(args).playout_config(), progress=not args.no_progress)
     except ValueError as err:
-        raise SystemExit(f"gojax bench: {err}")
+        raise SystemExit(f"gojax bench: {err}") from None
     print(format_report(r))
     if args.json:
         print(json.dumps(r))
@@ -291,8 +289,15 @@ def _engine_name(cmd: str) -> str:
 
 
 def _run_match(args) -> int:
-    from gojax.match import (EngineFailure, MatchConfig, OpeningError, ResumeError, format_summary, opening_files,
-                             run_match)
+    from gojax.match import (
+        EngineFailure,
+        MatchConfig,
+        OpeningError,
+        ResumeError,
+        format_summary,
+        opening_files,
+        run_match,
+    )
     writable_folder("match", "--out", args.out)
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)

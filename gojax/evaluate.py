@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -99,15 +99,15 @@ def sgf_positions(paths: Iterable[str], log=sys.stderr) -> Iterator[tuple[str, i
         try:
             with open(path, "rb") as f:
                 data = f.read()
-            load_sgf(data)  # replays the whole game: an illegal move anywhere rejects the file
-            board, info = load_sgf(data, upto=0)
+            board, info = load_sgf(data)  # the whole game: an illegal move anywhere rejects the file
         except (OSError, SgfError) as err:
             print(f"[evaluate] skipping {path}: {err}", file=log)
             continue
-        yield path, 0, board.copy()
-        for i, (color, p) in enumerate(info["moves"]):
-            board.play(p, color, superko=False)
-            yield path, i + 1, board.copy()
+        for note in info["notes"]:
+            print(f"[evaluate] {path}: {note}", file=log)
+        for i, before in enumerate(info["history"]):
+            yield path, i, before
+        yield path, len(info["history"]), board
 
 
 def _expand(paths):
@@ -192,7 +192,7 @@ def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move) -
         for j, (idx, path, move, board) in enumerate(group):
             rows.append((idx, path, move, board, {k: v[j] for k, v in res.items()}))
     rows.sort(key=lambda r: r[0])
-    for idx, path, move, board, r in rows:
+    for _idx, path, move, board, r in rows:
         own = [round(float(x), 3) for x in r["ownership"]]
         color = "B" if board.to_play == BLACK else "W"
         if csv_mode:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
+from gojax import __version__
 from gojax.gtp import GtpError, Quit, command
 from gojax.judge import KGS_RULES
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from gojax import __version__
 from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from kernels.host import IllegalMove
 
@@ -264,6 +266,8 @@ class GtpCommands:
             raise GtpError(f"cannot load file: {err.strerror}") from None
         except SgfError as err:
             raise GtpError(f"cannot load file: {err}") from None
+        for note in info["notes"]:
+            print(f"[gojax] loadsgf {args[0]}: {note}", file=self.player.options.log, flush=True)
         self.player.load(board, info["setup"], info["history"])
         return "black" if board.to_play == BLACK else "white"
 
@@ -325,21 +329,34 @@ class GtpCommands:
         return ""
 
     # --- analysis ------------------------------------------------------------------------------------
-    def _analysis_line(self) -> str:
-        r, search = self.player.last, self.player.search
+    def _analysis_line(self, kata: bool = False, ownership: bool = False) -> str:
+        """One line of `info move ...` entries, as Leela Zero (lz-analyze: winrate, prior and lcb
+        in units of 1/10,000) or KataGo (kata-analyze: fractions) write them.  `prior` is the
+        move's share of the heuristic prior over all legal moves, so the priors sum to 1."""
+        r = self.player.last
+        total = sum(m.prior for m in r.moves) or 1.0
+        scale = (lambda x: f"{x:.6f}") if kata else (lambda x: str(int(x * 10000)))
         entries = []
         for order, m in enumerate(r.moves[:20]):
             if m.visits == 0:
                 continue
             q = m.q if not math.isnan(m.q) else m.q_star
             lcb = max(0.0, q - 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits))
-            action = search.tree.pass_action if m.move is None else m.move
-            pv = " ".join(self._v(p) for p in search.variation(action, 12))
-            entries.append(f"info move {self._v(m.move)} visits {m.visits} winrate {int(q * 10000)} "
-                           f"prior {int(m.prior * 10000)} lcb {int(lcb * 10000)} order {order} pv {pv}")
-        return " ".join(entries)
+            pv = " ".join(self._v(p) for p in self.player.variation(m.move, 12))
+            utility = f" utility {2 * q - 1:.6f}" if kata else ""
+            entries.append(f"info move {self._v(m.move)} visits {m.visits}{utility} winrate {scale(q)} "
+                           f"prior {scale(m.prior / total)} lcb {scale(lcb)} order {order} pv {pv}")
+        line = " ".join(entries)
+        if ownership:  # KataGo's order: rows from the top (row N) down, each from column A; side to move's view
+            n = self.player.board.size
+            own = np.asarray(r.ownership).reshape(n, n)[::-1].ravel()
+            if self.player.board.to_play == WHITE:
+                own = -own
+            line += " ownership " + " ".join(f"{x:.4f}" for x in own)
+        return line
 
     def _analysis_args(self, args):
+        """[COLOR] [interval] CENTISECONDS [KEY VALUE ...]: (colour, seconds, options)."""
         color = self.player.board.to_play
         interval = 100  # centiseconds
         rest = list(args)
@@ -347,15 +364,19 @@ class GtpCommands:
             color = self._color(rest.pop(0))
         if rest and rest[0] == "interval":
             rest.pop(0)
-        if rest:
-            interval = _int(rest[0], "interval")
-        return color, max(interval, 10) / 100.0
+        if rest and rest[0].lstrip("-").isdigit():
+            interval = _int(rest.pop(0), "interval")
+        options = {}
+        while rest:
+            key = rest.pop(0).lower()
+            options[key] = rest.pop(0).lower() if rest else ""
+        return color, max(interval, 10) / 100.0, options
 
-    def _analyse(self, color, interval):
+    def _analyse(self, color, interval, kata=False, ownership=False):
         start = time.monotonic()
         while True:
             self.player.think(color, seconds=interval)
-            self.engine.write(self._analysis_line() + "\n")
+            self.engine.write(self._analysis_line(kata, ownership) + "\n")
             if self.engine.input_waiting():
                 return
             if self.analyze_max_seconds is not None and time.monotonic() - start >= self.analyze_max_seconds:
@@ -363,14 +384,21 @@ class GtpCommands:
 
     @command("lz-analyze", streams=True)
     def lz_analyze(self, cid, *args):
-        color, interval = self._analysis_args(args)
+        color, interval, _ = self._analysis_args(args)
         self.engine.write(f"={cid}\n")
         self._analyse(color, interval)
         self.engine.write("\n")
 
+    @command("kata-analyze", streams=True)
+    def kata_analyze(self, cid, *args):
+        color, interval, options = self._analysis_args(args)
+        self.engine.write(f"={cid}\n")
+        self._analyse(color, interval, kata=True, ownership=options.get("ownership") == "true")
+        self.engine.write("\n")
+
     @command("lz-genmove_analyze", streams=True)
     def lz_genmove_analyze(self, cid, *args):
-        color, interval = self._analysis_args(args)
+        color, interval, _ = self._analysis_args(args)
         self.engine.write(f"={cid}\n")
         self.player.think(color, seconds=interval)
         self.engine.write(self._analysis_line() + "\n")
@@ -382,12 +410,6 @@ class GtpCommands:
         return "\n".join(["gfx/Ownership/gogui-ownership", "gfx/Visits/gogui-visits",
                           "gfx/RAVE values/gogui-rave", "string/Principal variation/gogui-pv"])
 
-    def _last_or_think(self):
-        if self.player.last is None or self.player.search is None \
-                or int(self.player.search.root_board.hash) != int(self.player.board.hash):
-            self.player.think(self.player.board.to_play)
-        return self.player.last
-
     @command("gogui-ownership")
     def gogui_ownership(self):
         own = self.player.ownership()
@@ -395,16 +417,16 @@ class GtpCommands:
 
     @command("gogui-visits")
     def gogui_visits(self):
-        r = self._last_or_think()
+        r = self.player.last_result()
         return "LABEL " + " ".join(f"{self._v(m.move)} {m.visits}" for m in r.moves if m.move is not None and m.visits)
 
     @command("gogui-rave")
     def gogui_rave(self):
-        r = self._last_or_think()
+        r = self.player.last_result()
         return "LABEL " + " ".join(f"{self._v(m.move)} {int(round(m.q_amaf * 100))}" for m in r.moves
                                    if m.move is not None and not math.isnan(m.q_amaf))
 
     @command("gogui-pv")
     def gogui_pv(self):
-        r = self._last_or_think()
+        r = self.player.last_result()
         return " ".join(self._v(p) for p in r.pv)

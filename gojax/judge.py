@@ -49,7 +49,7 @@ def _play_on(board: Board, to_play: int) -> Board:
     return b
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _config(policy: str) -> PlayoutConfig:
     return PlayoutConfig(policy=policy)  # no mercy rule: the playouts must reach the end
 

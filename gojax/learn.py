@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,7 @@ class Positions:
     chosen: list[int] = field(default_factory=list)
     games: list[str] = field(default_factory=list)  # the SGF of each position
 
-    def add(self, other: "Positions") -> None:
+    def add(self, other: Positions) -> None:
         self.feats += other.feats
         self.chosen += other.chosen
         self.games += other.games
@@ -91,7 +92,7 @@ def collect(folders: list[Path], min_simulations: int, progress=None) -> Positio
         try:
             out.add(positions_from_game(folder / row["sgf"], colours))
         except (OSError, SgfError) as e:
-            print(f"[learn] skipping {folder / row['sgf']}: {e}")
+            warnings.warn(f"skipping {folder / row['sgf']}: {e}", stacklevel=2)
     return out
 
 

@@ -255,6 +255,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
     think = {BLACK: 0.0, WHITE: 0.0}
     moves = {BLACK: 0, WHITE: 0}
     winner, reason, score = None, None, None
+    ended = "score"  # or "resign", "forfeit"
     try:
         for color in (BLACK, WHITE):
             engines[color] = _start(cmds[color], cfg.size, cfg.komi, stop)
@@ -267,6 +268,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                         engines[c].send(f"play {_NAMES[color]} {vertex}", timeout=cfg.move_timeout)
                     except GtpEngineError as err:
                         winner, reason = opponent(c), f"{_NAMES[c]} forfeits: rejected opening move {vertex}: {err}"
+                        ended = "forfeit"
                         break
                 if winner is not None:
                     break
@@ -283,22 +285,26 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 if moves[color] == 0 and engines[color].dead():  # broken, not beaten: stop the run
                     raise EngineFailure(_failure(cmds[color], engines[color], err)) from None
                 winner, reason = opponent(color), f"{_NAMES[color]} forfeits: {err}"
+                ended = "forfeit"
                 break
             think[color] += time.perf_counter() - t0
             moves[color] += 1
             if reply == "resign":
                 winner, reason = opponent(color), f"{_NAMES[color]} resigns"
+                ended = "resign"
                 break
             try:
                 point = board.geometry.from_gtp(reply)
                 board.play(point, color)
             except (CoordinateError, IllegalMove) as err:
                 winner, reason = opponent(color), f"{_NAMES[color]} forfeits: illegal move {reply!r} ({err})"
+                ended = "forfeit"
                 break
             try:
                 engines[opponent(color)].send(f"play {_NAMES[color]} {reply}", timeout=cfg.move_timeout)
             except GtpEngineError as err:
                 winner, reason = color, f"{_NAMES[opponent(color)]} forfeits: {err}"
+                ended = "forfeit"
                 break
         if winner is None:
             if stop is not None and stop.is_set():
@@ -307,7 +313,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 score = referee_score(cfg, board, stop)
             except GtpEngineError as err:
                 if stop is not None and stop.is_set():  # the referee was killed by the ^C
-                    raise MatchStopped(index)
+                    raise MatchStopped(index) from None
                 raise EngineFailure(f"the referee {cfg.gnugo!r} failed to score game {index}: {err}") from None
             winner = BLACK if score > 0 else WHITE if score < 0 else None
             reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
@@ -320,9 +326,9 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 stop.forget(e)
     if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
         raise MatchStopped(index)
-    forfeit = "forfeit" in (reason or "")
+    forfeit = ended == "forfeit"
     result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
-                                          ("R" if "resign" in (reason or "") else "F" if forfeit else f"{abs(score):g}"))
+                                          ("R" if ended == "resign" else "F" if forfeit else f"{abs(score):g}"))
     sgf_path = os.path.join(cfg.out, "games", f"game{index:04d}.sgf")
     os.makedirs(os.path.dirname(sgf_path), exist_ok=True)
     with open(sgf_path, "wb") as f:
@@ -330,7 +336,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                              extra={"GC": reason or ""}))
     record.update({
         "winner": None if winner is None else names[winner], "winner_color": None if winner is None else _NAMES[winner],
-        "result": result, "reason": reason, "forfeit": forfeit, "moves": len(board.moves),
+        "result": result, "reason": reason, "ended_by": ended, "forfeit": forfeit, "moves": len(board.moves),
         "sgf": os.path.relpath(sgf_path, cfg.out),
         "sec_per_move": {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)},
     })
@@ -366,9 +372,12 @@ def referee_score(cfg: MatchConfig, board: Board, stop: Stop | None = None) -> f
 
 
 def is_forfeit(record: dict) -> bool:
-    """A game lost by a crash, a timeout or an illegal move (older records: from the reason)."""
+    """A game lost by a crash, a timeout or an illegal move (records from before `ended_by`
+    said so only in their reason's words)."""
+    if "ended_by" in record:
+        return record["ended_by"] == "forfeit"
     reason = record.get("reason") or ""
-    return bool(record.get("forfeit", "forfeit" in reason or "failed to start" in reason))
+    return "forfeit" in reason or "failed to start" in reason
 
 
 def summarize(records: list[dict], a: str, b: str) -> dict:

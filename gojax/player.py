@@ -17,9 +17,9 @@ import sys
 import jax
 import numpy as np
 
+from gojax import judge
 from kernels.geometry import BLACK, WHITE, Geometry, opponent
 from kernels.host import Board, IllegalMove
-from gojax import judge
 from search.mcts import Search, SearchResult, Simulator
 from search.params import SearchParams
 from search.timecontrol import Clock
@@ -156,6 +156,18 @@ class Player:
         if self.options.verbose:
             self._log(result)
         return result
+
+    def variation(self, move: int | None, length: int = 12) -> list[int | None]:
+        """The last search's principal variation starting with `move` (None: pass)."""
+        if self.search is None:
+            return [move]
+        return self.search.variation(self.search.tree.pass_action if move is None else move, length)
+
+    def last_result(self) -> SearchResult:
+        """The last search's result if it was of the current position, else a new search's."""
+        if self.last is None or self.search is None or int(self.search.root_board.hash) != int(self.board.hash):
+            self.think(self.board.to_play)
+        return self.last
 
     def genmove(self, color: int, cleanup: bool = False, commit: bool = True):
         """The move to play for `color`: a point, None (pass) or RESIGN.  Plays it unless

@@ -19,6 +19,11 @@ from gojax.match import MatchConfig, run_match
 
 FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "elo", "elo_lo", "elo_hi"]
 
+# Published 9x9 points drawn beside ours: (N, win rate).  selfplay: 2N vs N, MoGo, seed 004
+# Table 1; gnugo: MoGo against GNU Go 3.7.10 level 10, hand-selected schedule, seed 000 Table 1.
+PUBLISHED = {"selfplay": ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711), (4000, 0.687), (16000, 0.665)]),
+             "gnugo": ("MoGo vs GNU Go 3.7.10 (Gelly & Silver 2011, Table 1)", [(3000, 0.69), (10000, 0.82)])}
+
 
 def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
     return (f"{shlex.quote(sys.executable)} -P -m gojax gtp --simulations {simulations} --seed {seed} --quiet "
@@ -46,34 +51,44 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
         lo, hi = s["elo_95"]
         rows.append({"study": study, "n": n, "games": s["games"], "wins": s["wins"][name_a],
                      "win_rate": s["win_rate"], "stderr": s["stderr"], "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
-        write_outputs(rows, out)
+        write_outputs(rows, out, size)
     return rows
 
 
-def write_outputs(rows: list[dict], out: str) -> None:
+def write_outputs(rows: list[dict], out: str, size: int = 9) -> None:
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "scaling.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    plot(rows, os.path.join(out, "scaling.png"))
+    plot(rows, os.path.join(out, "scaling.png"), size)
 
 
-def plot(rows: list[dict], path: str) -> None:
+def plot(rows: list[dict], path: str, size: int = 9) -> None:
+    """Win rate against N (with standard errors) and Elo against log2 N; on 9x9 the published
+    MoGo points (PUBLISHED) are drawn beside gojax's."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     study = rows[0]["study"] if rows else ""
     ns = [r["n"] for r in rows]
-    ax1.errorbar(ns, [r["win_rate"] for r in rows], yerr=[r["stderr"] for r in rows], fmt="o-", capsize=3)
+    ax1.errorbar(ns, [r["win_rate"] for r in rows], yerr=[r["stderr"] for r in rows], fmt="o-", capsize=3,
+                 label="gojax")
+    if size == 9 and study in PUBLISHED:
+        label, points = PUBLISHED[study]
+        ax1.plot([n for n, _ in points], [w for _, w in points], "s--", color="grey", label=label)
+        ticks = sorted(set(ns) | {n for n, _ in points})
+    else:
+        ticks = ns
+    ax1.legend(fontsize=7, loc="lower right")
     ax1.axhline(0.5, color="grey", lw=0.8)
     ax1.set(xscale="log", xlabel="N (simulations per move)", ylim=(0, 1),
             ylabel="win rate of 2N vs N" if study == "selfplay" else "gojax win rate vs GNU Go",
             title=f"{study}: win rate (+- standard error)")
     # Label the measured N themselves: a log axis's default minor labels (3x10^2 ...) collide.
-    ax1.set_xticks(ns, [f"{n:,}" for n in ns])
+    ax1.set_xticks(ticks, [f"{n:,}" for n in ticks])
     ax1.minorticks_off()
     ax2.errorbar([math.log2(n) for n in ns], [r["elo"] for r in rows],
                  yerr=[[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]],

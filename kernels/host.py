@@ -11,7 +11,7 @@ Start reading at `Board.play`.
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class IllegalMove(ValueError):
         self.reason = reason
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zobrist_table(num_points: int) -> np.ndarray:
     """[3, P] uint64 random keys (row 0 unused for empty); fixed seed, built on first use."""
     rng = np.random.default_rng(20261122 + num_points)
@@ -57,7 +57,7 @@ class Board:
         self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
 
     # --- construction ------------------------------------------------------------------------
-    def copy(self) -> "Board":
+    def copy(self) -> Board:
         b = Board.__new__(Board)
         b.__dict__.update(self.__dict__)
         b.stones = self.stones.copy()
@@ -67,7 +67,7 @@ class Board:
         return b
 
     @classmethod
-    def from_ascii(cls, text: str, to_play: int = BLACK, komi: float = 7.5) -> "Board":
+    def from_ascii(cls, text: str, to_play: int = BLACK, komi: float = 7.5) -> Board:
         """Rows top (row N) first; 'X' black, 'O' white, '.' empty; spaces ignored."""
         rows = [r.replace(" ", "") for r in text.strip().splitlines() if r.strip()]
         size = len(rows)
@@ -341,7 +341,7 @@ class Board:
     def game_over(self) -> bool:
         return self.passes >= 2
 
-    def resumed(self) -> "Board":
+    def resumed(self) -> Board:
         """A copy with the passes cleared, so that playouts play a finished game on instead of
         scoring it as it stands: under Chinese counting they take the dead stones off."""
         b = self.copy()

@@ -88,7 +88,7 @@ def _swap(grid: np.ndarray) -> np.ndarray:
     return np.array([[c.translate(table) for c in row] for row in grid])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pattern_table() -> np.ndarray:
     """uint8 [65536]: 1 where the neighbourhood matches a MoGo pattern (any symmetry, either colour)."""
     table = np.zeros(4 ** 8, np.uint8)
@@ -118,7 +118,7 @@ def matches(stones: np.ndarray, size: int, point: int) -> bool:
 
 # --- learned shapes (search/shape.py): every neighbourhood, not only MoGo's ---------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def neighbourhood_table(size: int) -> np.ndarray:
     """int32 [P, 8]: the neighbour points of each point in the index's order (NW, N, NE, W, E,
     SW, S, SE), P (one past the last point) where the neighbour is off the board."""
@@ -144,7 +144,7 @@ def neighbourhood_indices(stones: np.ndarray, size: int, mover: np.ndarray | int
     return (codes << (2 * np.arange(8, dtype=np.int32))).sum(-1).astype(np.int32)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def symmetry_classes() -> tuple[np.ndarray, int]:
     """(int32 [65536], n): the class of each neighbourhood index under the 8 symmetries of the
     square (colours kept), numbered 0..n-1.  Indices that cannot occur (an off-board code where

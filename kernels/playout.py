@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernels import policy, rng, rules
-from kernels.policy import select_uniform
 from kernels.geometry import BLACK, WHITE, Geometry
+from kernels.policy import select_uniform
 from kernels.state import BoardState, geometry_of
 
 AMAF_RULES = ("first", "same_colour")
@@ -316,7 +316,7 @@ def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardStat
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig()):
     # (poolRave and CMC tables are not passed here: gojax.evaluate runs the plain policies.)
     """run_playouts split over the first n_devices of jax.devices() along the position axis.

@@ -54,7 +54,7 @@ def candidate_points(board: Board, last: int | None = None) -> dict[str, set[int
             group, libs = board.group(int(p))
             for q in group:
                 chains[q] = (frozenset(group), frozenset(libs))
-    for p, (group, libs) in chains.items():
+    for p, (_group, libs) in chains.items():
         if stones[p] == opp and len(libs) == 1:
             out["capture"] |= set(libs)
 

@@ -31,7 +31,6 @@ from search.params import SearchParams
 from search.select import q_star, refresh, refresh_path, select_action
 from search.tree import Tree
 
-
 _label_chains = jax.jit(jax.vmap(rules.with_chains))
 
 
@@ -196,6 +195,13 @@ class SearchResult:
     cap_hits: int
 
     @property
+    def pv_vertices(self) -> list[str]:
+        """The principal variation in GTP coordinates ("E5", "pass")."""
+        from kernels.geometry import Geometry
+        g = Geometry(int(round(len(self.ownership) ** 0.5)))
+        return [g.to_gtp(p) for p in self.pv]
+
+    @property
     def host_fraction(self) -> float:
         return self.host_seconds / self.seconds if self.seconds > 0 else 0.0
 
@@ -241,7 +247,7 @@ class Search:
         k = len(old.moves)
         node = self.root
         if self.params.reuse_tree and board.size == old.size and board.moves[:k] == old.moves:
-            for color, p in board.moves[k:]:
+            for _color, p in board.moves[k:]:
                 a = self.tree.pass_action if p is None else p
                 node = int(self.tree.child[node, a]) if node >= 0 else -1
                 if node < 0:

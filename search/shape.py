@@ -32,14 +32,14 @@ NO_MOVE = 0  # the distance class of "no such move" (start of the game, or a pas
 DEFAULT_MODEL = Path(__file__).with_name("data") / "shape9.npz"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _line_and_coords(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r, c = np.divmod(np.arange(size * size), size)
     line = np.minimum(np.minimum(r, c), np.minimum(size - 1 - r, size - 1 - c))
     return np.minimum(line, 3).astype(np.int32), r, c
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _distance_table(size: int) -> np.ndarray:
     """int32 [P + 1, P]: row q = each point's distance class from q; row P (no move) = NO_MOVE."""
     _, r, c = _line_and_coords(size)
@@ -95,11 +95,11 @@ class ShapeModel:
     moves: int = 0
 
     @classmethod
-    def uniform(cls) -> "ShapeModel":
+    def uniform(cls) -> ShapeModel:
         return cls(tuple(np.zeros(n, np.float32) for n in group_sizes()))
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_MODEL) -> "ShapeModel":
+    def load(cls, path: str | Path = DEFAULT_MODEL) -> ShapeModel:
         with np.load(path) as z:
             sizes = group_sizes()
             lg = tuple(z[g].astype(np.float32) for g in GROUPS)

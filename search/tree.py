@@ -22,6 +22,9 @@ import numpy as np
 
 from kernels.host import Board
 
+NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "to_play",
+               "parent", "parent_action", "initialised", "legal_ready")  # every per-node array, indexed [node, ...]
+
 
 class Tree:
     def __init__(self, size: int, capacity: int, pass_always: bool = True):
@@ -58,9 +61,7 @@ class Tree:
         return self.num_nodes >= self.capacity
 
     def bytes_per_node(self) -> int:
-        arrays = (self.n, self.w, self.na, self.wa, self.prior, self.value, self.legal, self.child, self.node_n, self.sims,
-                  self.wins, self.to_play, self.parent, self.parent_action, self.initialised, self.legal_ready)
-        return sum(a.nbytes for a in arrays) // self.capacity
+        return sum(getattr(self, name).nbytes for name in NODE_ARRAYS) // self.capacity
 
     def add(self, board: Board, parent: int, action: int, lazy: bool = False) -> int:
         """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
@@ -115,8 +116,7 @@ class Tree:
         order = np.asarray(keep, np.int32)
         remap = np.full(self.capacity, -1, np.int32)
         remap[order] = np.arange(len(order), dtype=np.int32)
-        for name in ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "to_play",
-                     "parent", "parent_action", "initialised", "legal_ready"):
+        for name in NODE_ARRAYS:
             arr = getattr(self, name)
             arr[:len(order)] = arr[order]
         k = len(order)

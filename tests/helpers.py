@@ -15,6 +15,7 @@ from kernels.geometry import BLACK, WHITE
 from kernels.host import Board
 from kernels.state import from_host
 
+
 def board(text: str, to_play: str = "B", komi: float = 7.5) -> Board:
     return Board.from_ascii(text, BLACK if to_play.upper() == "B" else WHITE, komi)
 
@@ -23,7 +24,7 @@ def vertices(b: Board, points) -> set[str]:
     return {b.geometry.to_gtp(int(p)) for p in points}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def device_fns():
     """Jitted single-board kernels (compiled once per board size by jit's cache)."""
     return dict(

@@ -5,7 +5,6 @@ the line would restrict moves, so use it only on positions where no ko can arise
 
 from __future__ import annotations
 
-
 from kernels.geometry import BLACK
 from kernels.host import Board
 

@@ -24,6 +24,7 @@ def test_readme_example():
 
 def test_bench_cli_times_mogo_beside_uniform(capsys):
     import json
+
     from gojax.cli import main
     assert main(["bench", "--board", "5", "--batch", "32", "--playouts-per-position", "16", "--repeats", "1",
                  "--policy", "mogo", "--json", "--no-progress"]) == 0
@@ -37,6 +38,7 @@ def test_bench_cli_times_mogo_beside_uniform(capsys):
 
 def test_bench_search_json_has_the_fields_the_issue_names(capsys):
     import json
+
     from gojax.cli import main
     assert main(["bench", "--search", "--board", "5", "--simulations", "64", "--leaves", "4",
                  "--playouts-per-leaf", "4", "--json", "--no-progress"]) == 0
@@ -53,6 +55,7 @@ def test_bench_search_json_has_the_fields_the_issue_names(capsys):
 
 def test_policy_flags_reach_the_search_parameters():
     import pytest
+
     from gojax.cli import build_parser, search_params
     args = build_parser().parse_args(["gtp", "--policy", "uniform", "--pool-prob", "0.5", "--pool-size", "20",
                                       "--cmc-prob", "0.25", "--nakade-prob", "1", "--fill-board-prob", "0.5",

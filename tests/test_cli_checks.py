@@ -90,15 +90,22 @@ def test_gtp_compiles_only_the_board_size_the_gui_asks_for():
 
 def test_version_is_written_once_and_lizzie_gets_one_it_accepts():
     import io
+    from importlib.metadata import version
 
     import gojax
     from gojax.gtp import GtpEngine
     from gojax.gtp_commands import GtpCommands
     from gojax.player import Player, PlayerOptions
-    from importlib.metadata import version
     assert version("gojax") == gojax.__version__
     for lizzie, expected in ((False, gojax.__version__), (True, "0.17.0")):
         out = io.StringIO()
         player = Player(options=PlayerOptions(log=io.StringIO()))
         GtpEngine(GtpCommands(player, lizzie=lizzie), out=out, log=io.StringIO()).serve(io.StringIO("version\n"))
         assert out.getvalue() == f"= {expected}\n\n"
+
+
+def test_bench_search_runs_the_repeats_asked_for(capsys):
+    import json
+    assert main(["bench", "--search", "--board", "5", "--simulations", "16", "--leaves", "2", "--playouts-per-leaf",
+                 "2", "--repeats", "5", "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["repeats"] == 5

@@ -44,7 +44,8 @@ def test_results_do_not_depend_on_the_batch():
 def test_same_rows_on_one_and_on_four_devices(tmp_path):
     script = ("import sys, json, jax; from gojax.evaluate import run_evaluate; "
               "assert jax.device_count() == int(sys.argv[2]), jax.devices(); "
-              f"run_evaluate([{str(DATA)!r}], sys.argv[1], playouts=16, batch=8, progress=False)")
+              f"run_evaluate([{str(DATA / 'game_a.sgf')!r}, {str(DATA / 'game_b.sgf')!r}], sys.argv[1], playouts=16, "
+              "batch=8, progress=False)")
     outs = []
     for devices in (1, 4):
         out = tmp_path / f"d{devices}.jsonl"

@@ -24,3 +24,41 @@ def test_lz_analyze_streams_until_the_next_command():
     body, _, after = (first + rest).partition("\n\n")  # the analysis ends with a blank line
     assert all(line.startswith("info move ") for line in body.split("\n") if line)
     assert after.startswith("=8 gojax\n\n")
+
+
+def analysis_lines(command: str) -> list[str]:
+    p = subprocess.Popen([sys.executable, "-m", "gojax", "gtp", "--quiet", "--leaves", "4", "--playouts-per-leaf", "8",
+                          "--size", "7"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, bufsize=1)
+    try:
+        p.stdin.write(f"play b d4\n{command}\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "=\n" and p.stdout.readline() == "\n" and p.stdout.readline() == "=\n"
+        first = p.stdout.readline()
+        p.stdin.write("quit\n")
+        p.stdin.flush()
+        p.communicate(timeout=120)
+    finally:
+        p.kill()
+    return first.split("info move ")[1:]
+
+
+def fields(entry: str) -> dict[str, str]:
+    words = entry.split(" pv ")[0].split()
+    return dict(zip(words[1::2], words[2::2]))
+
+
+def test_lz_analyze_priors_are_probabilities_that_sum_to_at_most_one():
+    entries = [fields(e) for e in analysis_lines("lz-analyze w 20")]
+    priors = [int(e["prior"]) for e in entries]
+    assert entries and sum(priors) <= 10000 and all(0 <= int(e["winrate"]) <= 10000 for e in entries)
+    assert [int(e["order"]) for e in entries] == sorted(int(e["order"]) for e in entries)
+
+
+def test_kata_analyze_reports_fractions_and_ownership_from_the_top_row():
+    line = analysis_lines("kata-analyze w 20 ownership true")
+    entries = [fields(e) for e in line]
+    assert entries and all(0.0 <= float(e["winrate"]) <= 1.0 and -1 <= float(e["utility"]) <= 1 for e in entries)
+    assert sum(float(e["prior"]) for e in entries) <= 1.0 + 1e-6
+    ownership = [float(x) for x in line[-1].split(" ownership ")[1].split()]
+    assert len(ownership) == 49 and ownership[3 * 7 + 3] < -0.5  # D4: Black's stone, from White's side

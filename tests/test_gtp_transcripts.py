@@ -31,11 +31,6 @@ def parse(path):
     return steps
 
 
-def replies(stdout: str):
-    return [r for r in stdout.replace("\r", "").split("\n\n") if r.strip() != "" or r == ""][:-1] \
-        if stdout.endswith("\n\n") else stdout.split("\n\n")
-
-
 @pytest.mark.parametrize("path", sorted(HERE.glob("*.gtp")), ids=lambda p: p.stem)
 def test_transcript(path):
     steps = parse(path)

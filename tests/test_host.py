@@ -1,7 +1,8 @@
 """The host twin's fast legality (one chain labelling) against its slow move-by-move check."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernels.geometry import BLACK, WHITE
 from kernels.host import Board

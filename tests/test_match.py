@@ -8,8 +8,18 @@ import sys
 
 import pytest
 
-from gojax.match import (EngineFailure, MatchConfig, ResumeError, _start, format_summary, load_results, play_game,
-                         run_match, safe_path, summarize)
+from gojax.match import (
+    EngineFailure,
+    MatchConfig,
+    ResumeError,
+    _start,
+    format_summary,
+    load_results,
+    play_game,
+    run_match,
+    safe_path,
+    summarize,
+)
 from tests.helpers import gnugo_path
 
 GOJAX = f"{sys.executable} -m gojax gtp --simulations 64 --leaves 4 --playouts-per-leaf 8 --quiet --no-warmup"

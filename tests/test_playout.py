@@ -1,7 +1,6 @@
 """Batched playouts: every recorded playout replayed on the host twin, and the per-position
 reductions (wins, ownership, AMAF tables) recomputed by a slow loop over those records."""
 
-import chex
 import jax
 import numpy as np
 import pytest
@@ -197,11 +196,14 @@ def test_same_key_same_playouts_and_rows_do_not_interact():
 
 
 def test_compiles_once_per_shape():
+    """The real kernel's compile cache grows by one entry per new shape, not per call."""
     g = Board(5).geometry
-    traced = chex.assert_max_traces(n=1)(lambda s, k: run_playouts(s, k, 2))
-    fn = jax.jit(traced)
+    before = run_playouts._cache_size()
     for seed in range(3):
-        jax.block_until_ready(fn(empty_boards(g, 3), jax.random.key(seed)).wins)
+        jax.block_until_ready(run_playouts(empty_boards(g, 3), jax.random.key(seed), 2).wins)
+    assert run_playouts._cache_size() == before + 1
+    jax.block_until_ready(run_playouts(empty_boards(g, 4), jax.random.key(0), 2).wins)
+    assert run_playouts._cache_size() == before + 2
 
 
 def test_a_batch_of_finished_games_plays_nothing():

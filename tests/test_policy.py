@@ -376,7 +376,7 @@ def test_the_batched_check_chooses_the_same_moves_as_choose():
         cells, rule = jax.jit(functools.partial(_choose_batch, config=cfg, check_rows=1))(
             state, done, words, None, None)
 
-        def one(s, w):
+        def one(s, w, cfg=cfg):
             return policy.choose(s, rules.legal_mask(s, exclude_eyes=True), w, cfg)
         want_cells, want_rule = jax.vmap(one)(state, words)
         np.testing.assert_array_equal(cells, np.where(done, 0, want_cells))

@@ -116,6 +116,7 @@ def test_hane_pattern_next_to_the_last_move_is_good_and_far_away_is_not():
 def test_device_prior_codes_equal_the_host_prior(size):
     """kernels/policy.prior_codes (+ the host's ladder reads) = mogo_values, on random games."""
     import jax
+
     from kernels import policy
     from kernels.state import batch_from_host
     from search.priors import values_from_codes

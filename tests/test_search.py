@@ -12,8 +12,8 @@ from kernels.state import batch_from_host
 from search.backup import backup_round, reference_backup
 from search.mcts import Search, Simulator
 from search.params import SearchParams
-from search.select import action_values, edge_value, per_edge, refresh
 from search.priors import mogo_values
+from search.select import action_values, edge_value, per_edge, refresh
 from tests.helpers import board
 
 
@@ -80,6 +80,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
 
 def test_virtual_loss_is_removed_exactly():
     import dataclasses
+
     from search.backup import apply_virtual_loss
     params = SearchParams(leaves=3, playouts_per_leaf=2, prior="none", seed=2)
     search = Search(Board(5), params)
@@ -308,6 +309,7 @@ def test_takes_the_ko_that_wins_and_respects_the_ko_ban():
 def test_root_value_approaches_the_exact_minimax_value(komi):
     # 2x2 Go is small enough to solve exactly here: Black wins by one point with perfect play.
     import sys
+
     from tests.solver import black_wins
     sys.setrecursionlimit(10_000)
     start = Board(2, komi=komi)
@@ -315,7 +317,8 @@ def test_root_value_approaches_the_exact_minimax_value(komi):
     assert exact == (1.0 if komi < 1 else 0.0)
     errors = []
     for sims in (256, 16384):
-        params = SearchParams(leaves=4, playouts_per_leaf=16, prior="none", seed=1)
+        # The solver counts a finished game as it stands: so must the tree (Tromp-Taylor).
+        params = SearchParams(leaves=4, playouts_per_leaf=16, prior="none", seed=1, rules="tromp-taylor")
         r = Search(start, params).run(simulations=sims, stop_early=False)
         errors.append(abs(r.value - exact))
     assert errors[1] < errors[0] and errors[1] < 0.15, errors
@@ -373,3 +376,12 @@ def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
     np.testing.assert_array_equal((t.n[:k] - u.n[:k])[~seen], np.where(legal, params.prior_equiv, 0.0))
     if prior == "shape":  # graded values (one softmax per node over the round's new nodes), not three
         assert len(np.unique(t.prior[:k][seen])) > 10
+
+
+def test_every_per_node_array_is_listed_once_for_reroot():
+    """reroot and bytes_per_node walk search.tree.NODE_ARRAYS: an array missing there would
+    keep stale rows in a reused tree."""
+    from search.tree import NODE_ARRAYS, Tree
+    t = Tree(5, 8)
+    per_node = {k for k, v in vars(t).items() if isinstance(v, np.ndarray) and v.shape[:1] == (t.capacity,)}
+    assert per_node == set(NODE_ARRAYS)

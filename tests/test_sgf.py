@@ -1,10 +1,14 @@
 """SGF through sgfmill: round trips, handicap setup, and clear errors for bad files."""
 
+import pathlib
+
 import pytest
 
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 from kernels.geometry import BLACK, WHITE
 from kernels.host import Board
+
+DATA = pathlib.Path(__file__).parent / "data"
 
 
 def test_round_trip_with_captures_and_passes():
@@ -37,3 +41,15 @@ def test_handicap_setup_stones():
 def test_bad_files_give_clear_errors(data, words):
     with pytest.raises(SgfError, match=words):
         load_sgf(data)
+
+
+def test_a_record_replays_a_repetition_its_own_rules_allowed():
+    """Japanese rules let White retake the ko after both passed; positional superko would not.
+    The record loads and says so."""
+    from gojax.evaluate import sgf_positions
+    data = (DATA / "superko_japanese.sgf").read_bytes()
+    b, info = load_sgf(data)
+    assert info["notes"] == ["move 4 (B3): B3 repeats an earlier position; the record's rules allowed it, "
+                             "so it is replayed"]
+    assert b.to_ascii().replace(" ", "").split() == [".....", ".XO..", "XO.O.", ".XO..", "X...."]
+    assert len(list(sgf_positions([str(DATA / "superko_japanese.sgf")]))) == 6

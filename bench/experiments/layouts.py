@@ -1,6 +1,6 @@
 """Two board layouts for uniform playouts, timed alternately in one run: the per-point layout
 with chain ids and pseudo-liberties (kernels/state.py + kernels/rules.py, what gojax uses) and
-bitboards (kernels/bitboard.py).
+bitboards (bench/experiments/bitboard.py).
 
     python bench/layouts.py [--sizes 9 19] [--batches 256 1024] [--batches-19 64 256] [--repeats 5]
 
@@ -17,17 +17,17 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # the repository root
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bench.experiments.bitboard import Layout, bitboard_playouts, empty_bitboards  # noqa: E402
 from gojax.bench import device_description, grid_arguments, versions  # noqa: E402
-from kernels.bitboard import Layout, bitboard_playouts, empty_bitboards  # noqa: E402
 from kernels.geometry import Geometry  # noqa: E402
+from kernels.host import Board  # noqa: E402
 from kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
 from kernels.state import from_host  # noqa: E402
-from kernels.host import Board  # noqa: E402
 
 
 def measure(size: int, batch: int, repeats: int) -> dict:

@@ -1,10 +1,10 @@
-"""The bitboard layout (kernels/bitboard.py) plays the same Go as the host twin."""
+"""The bitboard layout (bench/experiments/bitboard.py) plays the same Go as the host twin."""
 
 import jax
 import numpy as np
 import pytest
 
-from kernels.bitboard import Layout, bitboard_playouts, empty_bitboards, to_points
+from bench.experiments.bitboard import Layout, bitboard_playouts, empty_bitboards, to_points
 from kernels.geometry import BLACK, WHITE
 from kernels.host import Board
 

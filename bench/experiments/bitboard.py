@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.geometry import BLACK, WHITE
+from kernels.geometry import BLACK
 
 
 @chex.dataclass(frozen=True)
@@ -223,7 +223,8 @@ def bitboard_playouts(boards: BitBoards, key: jax.Array, size: int, komi: float 
                        to_play=keep(3 - s.to_play, s.to_play), ko=keep(ko, s.ko), passes=keep(passes, s.passes))
         if record_moves:
             pt = jnp.where(played >= 0, to_point[jnp.maximum(played, 0)], -1).astype(jnp.int32)
-            hist = hist.at[jnp.arange(b), jnp.minimum(moves, cap - 1)].set(jnp.where(moved, pt, hist[jnp.arange(b), jnp.minimum(moves, cap - 1)]))
+            slot = (jnp.arange(b), jnp.minimum(moves, cap - 1))
+            hist = hist.at[slot].set(jnp.where(moved, pt, hist[slot]))
         moves = moves + moved.astype(jnp.int32)
         done = done | (s2.passes >= 2) | (moves >= cap)
         return s2, jnp.where(done[:, None], jnp.uint32(0), banned2), moves, done, t + 1, hist
