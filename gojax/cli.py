@@ -6,6 +6,7 @@
     gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
     gojax scaling --study selfplay|gnugo --n 250 500 ... --games G --out DIR
     gojax evaluate FILES... --playouts P --out OUT.jsonl|.csv [--seed S] [--plot DIR]
+    gojax analysis [--visits 500] [search options]       (KataGo's JSON analysis protocol)
 """
 
 from __future__ import annotations
@@ -391,6 +392,33 @@ def _run_evaluate(args) -> int:
     return 0
 
 
+def _add_analysis(sub):
+    p = sub.add_parser("analysis", help="KataGo's JSON analysis protocol on stdin/stdout (gojax/analysis.py)")
+    p.add_argument("--visits", type=positive_int, default=500, help="simulations per turn without maxVisits (500)")
+    p.add_argument("--report-as", choices=["SIDETOMOVE", "BLACK", "WHITE"], default="SIDETOMOVE",
+                   help="whose view winrates, scores and ownership take (KataGo's reportAnalysisWinratesAs)")
+    p.add_argument("--seed", type=int, default=0)
+    # KataGo's command line, so that a tool that starts `katago analysis ...` can start gojax.
+    p.add_argument("-config", dest="katago_config", default=None, help="accepted and ignored (KataGo's config)")
+    p.add_argument("-model", dest="katago_model", default=None, help="accepted and ignored (KataGo's network)")
+    p.add_argument("-analysis-threads", dest="katago_threads", default=None, help="accepted and ignored")
+    p.add_argument("-quit-without-waiting", dest="katago_quit", action="store_true", help="accepted and ignored")
+    _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
+    add_search_options(p)
+    p.set_defaults(func=_run_analysis)
+
+
+def _run_analysis(args) -> int:
+    from gojax.analysis import AnalysisEngine
+    params = search_params(args)
+    for flag, value in (("-config", args.katago_config), ("-model", args.katago_model),
+                        ("-analysis-threads", args.katago_threads)):
+        if value is not None:
+            print(f"[gojax] analysis: {flag} {value} ignored (gojax has no config file or network)", file=sys.stderr)
+    AnalysisEngine(params, args.visits, args.report_as).serve(sys.stdin, sys.stdout)
+    return 0
+
+
 def _add_learn_prior(sub):
     p = sub.add_parser("learn-prior", help="fit the shape prior (--prior shape) to gojax's moves in match folders")
     p.add_argument("folders", nargs="+", help="match folders (results.jsonl + games/), searched recursively")
@@ -436,13 +464,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_match(sub)
     _add_scaling(sub)
     _add_evaluate(sub)
+    _add_analysis(sub)
     _add_learn_prior(sub)
     return parser
 
 
 # Subcommands that compile kernels for real work and gain from JAX's persistent compilation
 # cache (`bench` is left out: it reports the compile time it measures).
-CACHED_COMMANDS = ("gtp", "evaluate")
+CACHED_COMMANDS = ("gtp", "evaluate", "analysis")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(args, "cpu_threads"):
         if args.cpu_threads is not None and args.cpu_threads < 0:
             raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
-        search = args.command == "gtp" or (args.command == "bench" and args.search)
+        search = args.command in ("gtp", "analysis") or (args.command == "bench" and args.search)
         boards = args.leaves * args.playouts_per_leaf if search else None
         args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, boards)
     return args.func(args)

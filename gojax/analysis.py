@@ -1,0 +1,281 @@
+"""`gojax analysis`: KataGo's JSON analysis protocol (its docs/Analysis_Engine.md) on stdin/stdout.
+
+One query per line in, one response per analysed turn out, each a single JSON line:
+
+    {"id":"q1","moves":[["B","E5"],["W","C3"]],"rules":"chinese","komi":7.5,"boardXSize":9,
+     "boardYSize":9,"analyzeTurns":[1,2],"maxVisits":800,"includeOwnership":true}
+
+Responses carry KataGo's field names and units: moveInfos (move, visits, winrate, prior, lcb,
+utility, order, pv), rootInfo (winrate, scoreLead, utility, visits), ownership (row-major from
+the top-left point, e.g. A9) and policy (the same order, pass last, -1 where illegal).  Values
+are from the side to move's point of view unless the engine was started with --report-as
+BLACK or WHITE (KataGo's reportAnalysisWinratesAs).  `prior` is the move's share of the
+heuristic prior over the legal moves (the tree's priors, search/priors.py: not a neural
+network's policy).  scoreLead is the root's only (the mean area count of the search's
+playouts); per move, gojax has no score estimate and leaves it out.
+
+Actions: query_version, terminate (queued turns of that id answer noResults), clear_cache.
+A bad query gets {"error": ..., "field": ..., "id": ...} and the engine goes on.  Queries are
+answered in the order they arrive, one search at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import queue
+import sys
+import threading
+from typing import IO
+
+import numpy as np
+
+from gojax import __version__
+from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
+from kernels.host import Board, IllegalMove
+from search.mcts import Search, SearchResult
+from search.params import SearchParams
+
+READY = "Started, ready to begin handling requests"  # KataGo's line on stderr that clients wait for
+_PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
+_RULES = {"chinese": "chinese", "tromp-taylor": "tromp-taylor", "japanese": "chinese", "korean": "chinese",
+          "aga": "chinese", "new-zealand": "chinese", "new_zealand": "chinese", "stone-scoring": "chinese"}
+
+
+class QueryError(ValueError):
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+def _board_for(query: dict) -> tuple[Geometry, list[Board], list[str]]:
+    """The positions of the query's game, turn 0 (before moves[0]) to the last; warnings."""
+    x, y = query.get("boardXSize"), query.get("boardYSize")
+    for name, v in (("boardXSize", x), ("boardYSize", y)):
+        if not isinstance(v, int) or not MIN_SIZE <= v <= MAX_SIZE:
+            raise QueryError(f"{name} must be an integer {MIN_SIZE}..{MAX_SIZE}", name)
+    if x != y:
+        raise QueryError("only square boards are supported", "boardYSize")
+    komi = query.get("komi", 7.5)
+    if not isinstance(komi, (int, float)) or not -150 <= komi <= 150 or (2 * komi) % 1:
+        raise QueryError("komi must be an integer or half-integer in [-150, 150]", "komi")
+    board = Board(x, float(komi))
+    g = board.geometry
+    warnings = []
+    stones = query.get("initialStones", [])
+    placed = {BLACK: [], WHITE: []}
+    for entry in _pairs(stones, "initialStones"):
+        color, point = _move(g, entry, "initialStones")
+        if point is None:
+            raise QueryError("initialStones cannot hold a pass", "initialStones")
+        placed[color].append(point)
+    for color in (BLACK, WHITE):
+        if placed[color]:
+            try:
+                board.place(placed[color], color)
+            except (IllegalMove, ValueError) as err:
+                raise QueryError(f"bad initialStones: {err}", "initialStones") from None
+    moves = [_move(g, entry, "moves") for entry in _pairs(query.get("moves"), "moves")]
+    if "initialPlayer" in query:
+        if query["initialPlayer"] not in _PLAYERS:
+            raise QueryError("initialPlayer must be B or W", "initialPlayer")
+        board.to_play = _PLAYERS[query["initialPlayer"]]
+    elif moves:
+        board.to_play = moves[0][0]
+    positions = [board.copy()]
+    for i, (color, point) in enumerate(moves):
+        try:
+            board.play(point, color)
+        except IllegalMove as err:
+            if err.reason not in ("ko", "superko"):
+                raise QueryError(f"illegal move {i + 1} ({g.to_gtp(point)}): {err}", "moves") from None
+            warnings.append(f"move {i + 1} ({g.to_gtp(point)}): {err}; played as the game's own rules allowed")
+            board.ko = None
+            board.play(point, color, superko=False)
+        positions.append(board.copy())
+    return g, positions, warnings
+
+
+def _pairs(value, field: str) -> list:
+    if value is None:
+        raise QueryError(f"{field} is required", field)
+    if not isinstance(value, list) or not all(isinstance(e, list) and len(e) == 2 for e in value):
+        raise QueryError(f"{field} must be a list of [player, location] pairs", field)
+    return value
+
+
+def _move(g: Geometry, entry: list, field: str) -> tuple[int, int | None]:
+    player, vertex = entry
+    if player not in _PLAYERS:
+        raise QueryError(f"player must be B or W, got {player!r}", field)
+    try:
+        return _PLAYERS[player], g.from_gtp(str(vertex))
+    except CoordinateError as err:
+        raise QueryError(f"bad location {vertex!r}: {err}", field) from None
+
+
+def _top_left_rows(values: np.ndarray, size: int) -> list[float]:
+    """[P] in gojax's order (row 1 first) -> KataGo's (the top row first)."""
+    return [float(v) for v in np.asarray(values).reshape(size, size)[::-1].ravel()]
+
+
+class AnalysisEngine:
+    def __init__(self, params: SearchParams = SearchParams(), max_visits: int = 500, report_as: str = "SIDETOMOVE",
+                 log: IO = sys.stderr):
+        self.params = params
+        self.max_visits = max_visits
+        self.report_as = report_as
+        self.log = log
+        self.terminated: set[str] = set()
+
+    # --- one query ------------------------------------------------------------------------------
+    def parse(self, line: str) -> tuple[list[dict], list[dict]]:
+        """Check a query line: (work items, one per turn; warning responses), or QueryError."""
+        try:
+            query = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise QueryError(f"could not parse json: {err}") from None
+        if not isinstance(query, dict):
+            raise QueryError("a query must be a JSON object")
+        if not isinstance(query.get("id"), str):
+            raise QueryError("id (a string) is required", "id")
+        g, positions, warnings = _board_for(query)
+        turns = query.get("analyzeTurns", [len(positions) - 1])
+        if not isinstance(turns, list) or not all(isinstance(t, int) and 0 <= t < len(positions) for t in turns):
+            raise QueryError(f"analyzeTurns must list turns 0..{len(positions) - 1}", "analyzeTurns")
+        visits = query.get("maxVisits", self.max_visits)
+        if not isinstance(visits, int) or visits < 1:
+            raise QueryError("maxVisits must be a positive integer", "maxVisits")
+        rules = query.get("rules", "chinese")
+        if not isinstance(rules, str) or rules.lower() not in _RULES:
+            warnings.append(f"rules {rules!r}: gojax counts by area (chinese); using chinese")
+            rules = "chinese"
+        every = query.get("reportDuringSearchEvery")
+        if every is not None and (not isinstance(every, (int, float)) or every <= 0):
+            raise QueryError("reportDuringSearchEvery must be a positive number of seconds", "reportDuringSearchEvery")
+        items = []
+        for t in turns:
+            items.append({"id": query["id"], "turn": t, "board": positions[t], "visits": visits,
+                          "rules": _RULES[rules.lower()], "ownership": bool(query.get("includeOwnership")),
+                          "policy": bool(query.get("includePolicy")), "every": every})
+        return items, [{"warning": w, "field": "moves" if "move" in w else "rules", "id": query["id"]}
+                       for w in warnings]
+
+    def analyse(self, item: dict, emit) -> None:
+        """Search one turn and emit its response (and partial ones with reportDuringSearchEvery)."""
+        board: Board = item["board"]
+        params = dataclasses.replace(self.params, rules=item["rules"])
+        search = Search(board, params)
+        done = 0
+        while True:
+            chunk = item["visits"] - done
+            result = search.run(simulations=chunk, seconds=item["every"], stop_early=False) if item["every"] \
+                else search.run(simulations=chunk, stop_early=False)
+            done += result.simulations
+            if done >= item["visits"] or not item["every"] or item["id"] in self.terminated:
+                emit(self.response(item, board, search, result, during=False))
+                return
+            emit(self.response(item, board, search, result, during=True))
+
+    def response(self, item: dict, board: Board, search: Search, r: SearchResult, during: bool) -> dict:
+        g = board.geometry
+        flip = {"SIDETOMOVE": False, "BLACK": board.to_play == WHITE, "WHITE": board.to_play == BLACK}[self.report_as]
+        view = (lambda q: 1.0 - q) if flip else (lambda q: q)
+        total = sum(m.prior for m in r.moves) or 1.0
+        infos = []
+        for order, m in enumerate(x for x in r.moves if x.visits > 0):
+            q = m.q if not math.isnan(m.q) else m.q_star
+            half = 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits)
+            infos.append({"move": g.to_gtp(m.move), "visits": int(m.visits), "winrate": view(q),
+                          "lcb": view(q) - half, "utility": 2 * view(q) - 1, "prior": m.prior / total,
+                          "order": order, "pv": [g.to_gtp(p) for p in search.variation(
+                              search.tree.pass_action if m.move is None else m.move, 12)]})
+        visits = sum(int(m.visits) for m in r.moves)
+        root_q = sum(m.visits * (m.q if not math.isnan(m.q) else 0.0) for m in r.moves) / max(visits, 1)
+        black_lead = float(np.sum(r.ownership)) - board.komi  # mean area count of the playouts, Black's view
+        lead = black_lead if (board.to_play == BLACK) != flip else -black_lead
+        out = {"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": during, "moveInfos": infos,
+               "rootInfo": {"winrate": view(root_q), "scoreLead": lead, "utility": 2 * view(root_q) - 1,
+                            "visits": visits, "thisHash": f"{int(board.hash):016X}"}}
+        sign = -1.0 if (board.to_play == WHITE) != flip else 1.0  # ownership: +1 for the side reported
+        if item["ownership"]:
+            out["ownership"] = _top_left_rows(sign * np.asarray(r.ownership), board.size)
+        if item["policy"]:
+            prior = np.full(board.size * board.size + 1, -1.0)
+            for m in r.moves:
+                prior[board.size * board.size if m.move is None else m.move] = m.prior / total
+            out["policy"] = _top_left_rows(prior[:-1], board.size) + [float(prior[-1])]
+        return out
+
+    # --- the protocol loop ------------------------------------------------------------------------
+    def serve(self, inp: IO, out: IO) -> None:
+        """Read queries until stdin closes, answer them in order; then finish the queue and return."""
+        work: queue.Queue = queue.Queue()
+        lock = threading.Lock()
+
+        def emit(obj: dict) -> None:
+            with lock:
+                out.write(json.dumps(obj) + "\n")
+                out.flush()
+
+        def worker():
+            while (item := work.get()) is not None:
+                if item["id"] in self.terminated:
+                    emit({"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": False, "noResults": True})
+                    continue
+                try:
+                    self.analyse(item, emit)
+                except Exception as err:  # one failed search must not stop the engine
+                    emit({"error": f"internal error: {err}", "id": item["id"]})
+
+        thread = threading.Thread(target=worker, daemon=True)
+        thread.start()
+        print(READY, file=self.log, flush=True)
+        for line in inp:
+            if not line.strip():
+                continue
+            try:
+                action = self._action(line)
+                if action is not None:
+                    emit(action)
+                    continue
+                items, warnings = self.parse(line)
+            except QueryError as err:
+                reply = {"error": str(err)}
+                if err.field:
+                    reply["field"] = err.field
+                try:
+                    qid = json.loads(line).get("id")
+                except (json.JSONDecodeError, AttributeError):
+                    qid = None
+                if isinstance(qid, str):
+                    reply["id"] = qid
+                emit(reply)
+                continue
+            for w in warnings:
+                emit(w)
+            self.terminated.discard(items[0]["id"])  # an id used again is a new query
+            for item in items:
+                work.put(item)
+        work.put(None)
+        thread.join()
+
+    def _action(self, line: str) -> dict | None:
+        try:
+            query = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(query, dict) or "action" not in query:
+            return None
+        action = query["action"]
+        if action == "query_version":
+            return {**query, "version": __version__, "git_hash": "<omitted>"}
+        if action == "terminate":
+            if not isinstance(query.get("terminateId"), str):
+                raise QueryError("terminateId (a string) is required", "terminateId")
+            self.terminated.add(query["terminateId"])
+            return query
+        if action == "clear_cache":
+            return query  # gojax keeps no evaluation cache between queries
+        raise QueryError(f"unknown action {action!r}", "action")

@@ -1,0 +1,72 @@
+"""`gojax analysis` over real pipes, speaking KataGo's JSON analysis protocol."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+ENGINE = [sys.executable, "-m", "gojax", "analysis", "--leaves", "4", "--playouts-per-leaf", "4"]
+
+
+def ask(*queries, extra=()) -> tuple[list[dict], str]:
+    proc = subprocess.run(ENGINE + list(extra), input="".join(json.dumps(q) + "\n" if isinstance(q, dict) else q + "\n"
+                                                              for q in queries),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+
+
+@pytest.mark.slow
+def test_the_documented_example_query_gets_one_response_per_turn():
+    # KataGo's docs/Analysis_Engine.md example (19x19, two handicap stones, Tromp-Taylor).
+    example = {"id": "foo", "initialStones": [["B", "Q4"], ["B", "C4"]], "moves": [["W", "P5"], ["B", "P6"]],
+               "rules": "tromp-taylor", "komi": 7.5, "boardXSize": 19, "boardYSize": 19, "analyzeTurns": [0, 1, 2],
+               "maxVisits": 16}
+    replies, stderr = ask(example)
+    assert "Started, ready to begin handling requests" in stderr
+    assert sorted(r["turnNumber"] for r in replies) == [0, 1, 2] and all(r["id"] == "foo" for r in replies)
+    for r in replies:
+        assert not r["isDuringSearch"] and r["rootInfo"]["visits"] >= 16
+        infos = r["moveInfos"]
+        assert [m["order"] for m in infos] == list(range(len(infos)))
+        assert all(set(m) >= {"move", "visits", "winrate", "prior", "lcb", "utility", "order", "pv"} for m in infos)
+        assert all(0 <= m["winrate"] <= 1 and m["pv"][0] == m["move"] for m in infos)
+        assert sum(m["prior"] for m in infos) <= 1 + 1e-6
+
+
+def test_ownership_policy_and_perspective():
+    # White to move with a black stone on E5: the black stone is White's loss, from White's side.
+    query = {"id": "own", "initialStones": [["B", "E5"]], "moves": [], "initialPlayer": "W", "rules": "chinese",
+             "komi": 7.5, "boardXSize": 9, "boardYSize": 9, "maxVisits": 32, "includeOwnership": True,
+             "includePolicy": True}
+    (mover,), _ = ask(query)
+    (black,), _ = ask(query, extra=["--report-as", "BLACK"])
+    e5 = 4 * 9 + 4  # row-major from A9: row 9 - 5 = 4, column E = 4
+    assert len(mover["ownership"]) == 81 and mover["ownership"][e5] < -0.5 and black["ownership"][e5] == -mover["ownership"][e5]
+    assert mover["rootInfo"]["winrate"] == pytest.approx(1 - black["rootInfo"]["winrate"], abs=1e-6)
+    policy = mover["policy"]
+    assert len(policy) == 82 and policy[e5] == -1 and sum(p for p in policy if p > 0) == pytest.approx(1, abs=1e-4)
+
+
+def test_bad_queries_get_errors_and_the_engine_goes_on():
+    good = {"id": "ok", "moves": [["B", "C3"]], "rules": "chinese", "boardXSize": 7, "boardYSize": 7, "maxVisits": 16}
+    replies, _ = ask("not json", {"id": "x", "moves": [["B", "Z9"]], "boardXSize": 7, "boardYSize": 7},
+                     {"id": "y", "moves": [["B", "C3"], ["W", "C3"]], "boardXSize": 7, "boardYSize": 7},
+                     {"id": "z", "moves": [], "boardXSize": 7, "boardYSize": 9},
+                     {"id": "v", "action": "query_version"}, good)
+    by_id = {r.get("id"): r for r in replies}
+    assert "could not parse json" in replies[0]["error"] and "id" not in replies[0]
+    assert by_id["x"]["field"] == "moves" and "Z9" in by_id["x"]["error"]
+    assert by_id["y"]["field"] == "moves" and "occupied" in by_id["y"]["error"]
+    assert by_id["z"]["field"] == "boardYSize"
+    assert by_id["v"]["version"] and by_id["ok"]["turnNumber"] == 1 and by_id["ok"]["moveInfos"]
+
+
+def test_terminate_answers_the_queued_turns_with_no_results():
+    game = {"id": "long", "moves": [["B", "C3"], ["W", "E5"], ["B", "D4"]], "rules": "chinese", "boardXSize": 7,
+            "boardYSize": 7, "analyzeTurns": [0, 1, 2, 3], "maxVisits": 200}
+    replies, _ = ask(game, {"id": "t", "action": "terminate", "terminateId": "long"})
+    turns = [r for r in replies if r.get("id") == "long"]
+    assert {"id": "t", "action": "terminate", "terminateId": "long"} in replies
+    assert len(turns) == 4 and any(r.get("noResults") for r in turns)
