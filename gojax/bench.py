@@ -218,6 +218,63 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     }
 
 
+def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params=None, repeats: int = 3,
+                 policy_repeats: int = 3, progress: bool = True) -> dict:
+    """G trees searched together (search/forest.py): aggregate simulations/s, the host's CPU
+    per leaf, the share of wall time spent waiting for the device; and beside it, in the same
+    run, bare playouts at the forest's batch (G x L boards, K playouts each): the ceiling."""
+    import dataclasses
+
+    from search.forest import Forest
+    from search.params import SearchParams
+    params = params or SearchParams()
+    positions = bench_positions(board)
+    boards = [positions[g % len(positions)] for g in range(trees)]
+    plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(trees)]
+    t0 = time.perf_counter()
+    Forest(boards, plist).run(params.batch, stop_early=False)  # compile
+    compile_sec = time.perf_counter() - t0
+    rows = []
+    bar = _progress(repeats, f"forest {board}x{board} G={trees}", progress)
+    for _ in range(repeats):
+        forest = Forest(boards, plist)
+        forest.run(simulations, stop_early=False)
+        rows.append(forest.last_timing)
+        bar.update(1)
+    bar.close()
+    med = statistics.median
+    leaves = rows[0]["simulations"] // params.playouts_per_leaf
+    ceiling = bench_playouts(board, trees * params.leaves, params.playouts_per_leaf, policy_repeats, 0,
+                             params.playout_config(), progress=False)
+    sims_per_sec = med([r["simulations"] / r["seconds"] for r in rows])
+    return {
+        "board": board, "trees": trees, "simulations_per_tree": simulations, "leaves": params.leaves,
+        "playouts_per_leaf": params.playouts_per_leaf, "prior": params.prior, "policy": params.policy,
+        "repeats": repeats, "simulations_per_sec": sims_per_sec,
+        "sec_per_round_of_searches": med([r["seconds"] for r in rows]),
+        "host_cpu_ms_per_leaf": med([1e3 * r["host_cpu_seconds"] / leaves for r in rows]),
+        "device_wait_fraction": med([r["device_wait_seconds"] / r["seconds"] for r in rows]),
+        "ceiling_playouts_per_sec": ceiling["playouts_per_sec"],
+        "fraction_of_ceiling": sims_per_sec / ceiling["playouts_per_sec"],
+        "compile_sec": compile_sec, "device": device_description(), **versions(),
+    }
+
+
+def format_forest_report(r: dict) -> str:
+    return "\n".join([
+        f"gojax bench --search --trees {r['trees']}: {r['board']}x{r['board']}, {r['simulations_per_tree']} simulations"
+        f" per tree, L={r['leaves']} x K={r['playouts_per_leaf']}, prior {r['prior']}, {r['policy']} playouts",
+        f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
+        f"  simulations/s   {r['simulations_per_sec']:,.0f} for the forest   (median of {r['repeats']};"
+        f" {r['sec_per_round_of_searches']:.2f} s for all {r['trees']} searches)",
+        f"  ceiling         {r['ceiling_playouts_per_sec']:,.0f} bare playouts/s at {r['trees'] * r['leaves']} boards"
+        f" x K={r['playouts_per_leaf']}: the forest runs at {r['fraction_of_ceiling']:.0%} of it",
+        f"  host CPU        {r['host_cpu_ms_per_leaf']:.3f} ms per leaf; waiting for the device"
+        f" {r['device_wait_fraction']:.0%} of wall time",
+        f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",
+    ])
+
+
 def format_search_report(r: dict) -> str:
     return "\n".join([
         f"gojax bench --search: {r['board']}x{r['board']}, {r['simulations']} simulations per search,"

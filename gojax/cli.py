@@ -85,6 +85,8 @@ def _add_bench(sub):
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=positive_int, default=3000, help="simulations (playouts) per search")
+    s.add_argument("--trees", type=positive_int, default=None, metavar="G",
+                   help="search G trees together, one device call per round (search/forest.py)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
 
@@ -178,6 +180,14 @@ def search_params(args, **overrides):
 
 def _run_bench(args) -> int:
     from gojax.bench import bench_playouts, format_report
+    if args.search and args.trees:
+        from gojax.bench import bench_forest, format_forest_report
+        r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,
+                         progress=not args.no_progress)
+        print(format_forest_report(r))
+        if args.json:
+            print(json.dumps(r))
+        return 0
     if args.search:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
@@ -484,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cpu_threads is not None and args.cpu_threads < 0:
             raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
         search = args.command in ("gtp", "analysis") or (args.command == "bench" and args.search)
-        boards = args.leaves * args.playouts_per_leaf if search else None
+        boards = args.leaves * args.playouts_per_leaf * (getattr(args, "trees", None) or 1) if search else None
         args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, boards)
     return args.func(args)
 

@@ -1,0 +1,151 @@
+"""A forest: G independent searches whose leaves go to the device in ONE call per round.
+
+Each tree is a `Search` (its own position, seed, parameters' budget, tree reuse, priors); a
+round descends L leaves in every tree still searching, plays the G x L leaf positions with K
+playouts each in one jitted call, and backs each tree's slice of the result up into that tree.
+The leaf keys are the ones a lone search derives (fold_in(fold_in(tree's key, tree's call),
+leaf)) and a playout's numbers do not depend on its batch, so tree g of a forest gives, move for
+move, what a lone `Search` with that seed gives (tests/test_forest.py).  As in `Search.run`,
+one round is in flight while the previous one is backed up, in the same order.
+
+The call has a fixed shape (G x L rows): trees that have finished send copies of a board, and
+their rows are dropped, so trees can stop at different times without a recompile.  The host
+work (descents, backups) is still a loop over trees; its cost per leaf is what
+`gojax bench --search --trees G` reports beside the aggregate rate.  poolRave and contextual
+Monte-Carlo (per-tree device tables) are not supported in a forest.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from kernels import rules
+from kernels.host import Board
+from kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
+from kernels.state import numpy_fields, with_placeholder_chains
+from search.mcts import Search, SearchResult, _leaf_keys, _prior_codes
+from search.params import SearchParams
+
+
+@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior"))
+def _play_forest(fields: dict, keys: jax.Array, calls: jax.Array, leaves: int, k: int, config: PlayoutConfig,
+                 with_prior: bool) -> PlayoutResult:
+    """One round of G trees: fields hold G x L leaf boards (tree-major); keys [G] the trees' keys,
+    calls int32 [G] their call counters.  Leaf i of tree g plays with fold_in(fold_in(keys[g],
+    calls[g]), i), as search.mcts._play_leaves does for one tree."""
+    states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
+    per_tree = jax.vmap(lambda key, call: _leaf_keys(jax.random.fold_in(key, call), jnp.arange(leaves)))(keys, calls)
+    res = run_playouts(states, per_tree.reshape(-1), k, config)
+    if with_prior:
+        res = res.replace(start_prior=_prior_codes(states))
+    return res
+
+
+def _rows(result: PlayoutResult, start: int, stop: int) -> PlayoutResult:
+    """Tree g's slice of a forest result (numpy)."""
+    return jax.tree.map(lambda a: a[start:stop] if a is not None and np.ndim(a) >= 1 else a, result)
+
+
+class Forest:
+    """G searches, one device call per round.  `searches[g]` is an ordinary `Search`: advance
+    it, read its tree, or run it alone; `run` searches them all together."""
+
+    def __init__(self, boards: list[Board], params: SearchParams | list[SearchParams]):
+        plist = list(params) if isinstance(params, (list, tuple)) else [params] * len(boards)
+        if len(plist) != len(boards) or not boards:
+            raise ValueError("a forest needs one or more boards and one SearchParams per board (or one for all)")
+        first = plist[0]
+        for p in plist:
+            if (p.leaves, p.playouts_per_leaf, p.playout_config(), p.uses_mogo_verdicts) != \
+                    (first.leaves, first.playouts_per_leaf, first.playout_config(), first.uses_mogo_verdicts):
+                raise ValueError("the trees of a forest share one device call: same L, K, playout policy and prior")
+            if p.pool_prob > 0 or p.cmc_prob > 0:
+                raise ValueError("poolRave and contextual Monte-Carlo keep per-tree device tables: not in a forest")
+        if len({b.size for b in boards}) != 1:
+            raise ValueError("the boards of a forest must have one size")
+        self.params = first
+        self.searches = [Search(b, p) for b, p in zip(boards, plist)]
+        self.config = first.playout_config()
+        self._play_on_finished = [p.rules == "chinese" for p in plist]
+        self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-forest")
+
+    @property
+    def size(self) -> int:
+        return len(self.searches)
+
+    def _submit(self, leaf_boards: list[list[Board] | None], calls: list[int]) -> concurrent.futures.Future:
+        """Start one round (asynchronously) and fetch its result to the host on a second thread."""
+        p = self.params
+        pad = next(bs[0] for bs in leaf_boards if bs)
+        rows = []
+        for g, bs in enumerate(leaf_boards):
+            bs = bs or [pad]
+            if self._play_on_finished[g]:
+                bs = [b.resumed() if b.game_over else b for b in bs]
+            rows.extend(bs + [bs[0]] * (p.leaves - len(bs)))  # each tree pads its own rows, as alone
+        keys = jnp.stack([s._key for s in self.searches])
+        res = _play_forest(numpy_fields(rows), keys, np.asarray(calls, np.int32), p.leaves,
+                           p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
+        return self._fetcher.submit(jax.device_get, res)
+
+    def run(self, simulations: int | list[int], stop_early: bool = True) -> list[SearchResult]:
+        """Search every tree for its budget of simulations (one for all, or one per tree),
+        rounded up to whole rounds of L x K, as `Search.run`; returns each tree's result."""
+        budgets = [simulations] * self.size if isinstance(simulations, int) else list(simulations)
+        p = self.params
+        per_call = p.batch
+        t_start = time.perf_counter()
+        cpu_start = time.thread_time()
+        host = wait = 0.0
+        done = [0] * self.size
+        own = [np.zeros(s.size * s.size) for s in self.searches]
+        caps = [0] * self.size
+        active = [True] * self.size
+        pending = None  # (leaves per tree or None, future)
+        while True:
+            t0 = time.perf_counter()
+            leaves: list = [None] * self.size
+            for g, s in enumerate(self.searches):
+                if not active[g]:
+                    continue
+                launched = done[g] + (per_call if pending and pending[0][g] is not None else 0)
+                if launched > 0 and (launched >= budgets[g]
+                                     or (stop_early and s._decided(budgets[g] - launched))
+                                     or s.root_board.game_over):
+                    active[g] = False
+                    continue
+                leaves[g] = [s._descend() for _ in range(p.leaves)]
+                s._calls += 1
+            future = None
+            if any(ls is not None for ls in leaves):
+                future = self._submit([None if ls is None else [leaf.board for leaf in ls] for ls in leaves],
+                                      [s._calls for s in self.searches])
+            host += time.perf_counter() - t0
+            if pending is not None:
+                t0 = time.perf_counter()
+                result = pending[1].result()
+                wait += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                for g, ls in enumerate(pending[0]):
+                    if ls is None:
+                        continue
+                    o, c = self.searches[g]._backup(ls, _rows(result, g * p.leaves, (g + 1) * p.leaves))
+                    own[g] += o
+                    caps[g] += c
+                    done[g] += per_call
+                host += time.perf_counter() - t0
+            if future is None:
+                break
+            pending = (leaves, future)
+        seconds = time.perf_counter() - t_start
+        cpu = time.thread_time() - cpu_start
+        self.last_timing = {"seconds": seconds, "host_seconds": host, "host_cpu_seconds": cpu,
+                            "device_wait_seconds": wait, "simulations": sum(done)}
+        return [s._result(done[g], seconds, host, cpu, wait, own[g] / max(done[g], 1), caps[g])
+                for g, s in enumerate(self.searches)]

@@ -1,0 +1,55 @@
+"""A forest of G searches, one device call per round, gives tree for tree what G lone searches give."""
+
+import dataclasses
+
+import pytest
+
+from kernels.host import Board
+from search.forest import Forest
+from search.mcts import Search
+from search.params import SearchParams
+
+
+def positions():
+    out = []
+    for moves in ([], ["D4"], ["C3", "E5", "D4"]):
+        b = Board(7)
+        for v in moves:
+            b.play(b.geometry.from_gtp(v))
+        out.append(b)
+    return out
+
+
+def summary(r):
+    return r.move, [(m.move, m.visits, round(m.q, 6) if m.q == m.q else None) for m in r.moves], round(r.root_value, 6)
+
+
+@pytest.mark.parametrize("prior", ["shape", "mogo", "none"])
+def test_each_tree_matches_a_lone_search_with_its_seed(prior):
+    base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior)
+    params = [dataclasses.replace(base, seed=s) for s in (3, 5, 7)]
+    budgets = [64, 96, 32]  # trees stop at different rounds
+    forest = Forest(positions(), params).run(budgets, stop_early=False)
+    alone = [Search(b, p).run(simulations=n, stop_early=False) for b, p, n in zip(positions(), params, budgets)]
+    for f, a, n in zip(forest, alone, budgets):
+        assert summary(f) == summary(a) and f.simulations == a.simulations == n
+
+
+def test_trees_are_reused_after_a_move_as_alone():
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=2)
+    forest = Forest(positions()[:2], params)
+    forest.run(64)
+    for s in forest.searches:
+        b = s.root_board.copy()
+        b.play(forest.searches[0].tree.boards[0].geometry.from_gtp("B2"))
+        assert s.advance(b) in (True, False)
+    assert all(r.simulations >= 32 for r in forest.run(32))
+
+
+def test_a_forest_refuses_what_it_cannot_share():
+    with pytest.raises(ValueError, match="same L"):
+        Forest(positions()[:2], [SearchParams(leaves=4), SearchParams(leaves=8)])
+    with pytest.raises(ValueError, match="one size"):
+        Forest([Board(7), Board(9)], SearchParams())
+    with pytest.raises(ValueError, match="poolRave"):
+        Forest([Board(7)], SearchParams(pool_prob=0.5))
