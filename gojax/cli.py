@@ -222,6 +222,9 @@ def _add_gtp(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")
+    p.add_argument("--trees", type=positive_int, default=1, metavar="T",
+                   help="root parallelisation: T trees with seeds seed..seed+T-1 share the simulations, one device"
+                        " call per round, root statistics merged (default 1)")
     p.add_argument("--lizzie", action="store_true",
                    help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
     p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
@@ -246,7 +249,7 @@ def _run_gtp(args) -> int:
     from gojax.player import Player, PlayerOptions
     options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
-                            verbose=not args.quiet)
+                            verbose=not args.quiet, trees=args.trees)
     player = Player(args.size, args.komi, params, options)
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"

@@ -64,6 +64,7 @@ class PlayerOptions:
     resign: bool = True  # resign when the value is below params.resign_threshold
     log: object = sys.stderr  # where search summaries go (never stdout: GTP owns it)
     verbose: bool = True
+    trees: int = 1  # root parallelisation: this many trees (seeds seed .. seed + T - 1) share the budget
 
 
 class Player:
@@ -150,12 +151,32 @@ class Player:
             seconds, simulations = clock_seconds, simulations or self.options.simulations
         elif seconds is None and simulations is None:
             seconds, simulations = self.options.seconds, self.options.simulations
-        search = self._search_for(self.board)
-        result = search.run(simulations=simulations, seconds=seconds)
+        if self.options.trees > 1:
+            result = self._think_forest(simulations, seconds)
+        else:
+            result = self._search_for(self.board).run(simulations=simulations, seconds=seconds)
         self.last = result
         if self.options.verbose:
             self._log(result)
         return result
+
+    def _think_forest(self, simulations: int | None, seconds: float | None) -> SearchResult:
+        """T trees on the current position, one device call per round, root statistics merged
+        (search/forest.merge_roots); each tree is reused after moves as a lone search is."""
+        from search.forest import Forest, merge_roots
+        t = self.options.trees
+        forest = getattr(self, "_forest", None)
+        if forest is None or forest.searches[0].size != self.board.size or self.search is None:
+            plist = [dataclasses.replace(self.params, seed=self.params.seed + i) for i in range(t)]
+            forest = self._forest = Forest([self.board] * t, plist)
+        else:
+            for s in forest.searches:
+                s.advance(self.board)
+        budget = -(-(simulations or 10**9) // t)  # each tree's share, rounded up
+        results = forest.run(budget, seconds=seconds)
+        merged, owner = merge_roots(results, forest.searches)
+        self.search = forest.searches[owner]
+        return merged
 
     def variation(self, move: int | None, length: int = 12) -> list[int | None]:
         """The last search's principal variation starting with `move` (None: pass)."""

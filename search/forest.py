@@ -94,9 +94,11 @@ class Forest:
                            p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
         return self._fetcher.submit(jax.device_get, res)
 
-    def run(self, simulations: int | list[int], stop_early: bool = True) -> list[SearchResult]:
+    def run(self, simulations: int | list[int], stop_early: bool = True,
+            seconds: float | None = None) -> list[SearchResult]:
         """Search every tree for its budget of simulations (one for all, or one per tree),
-        rounded up to whole rounds of L x K, as `Search.run`; returns each tree's result."""
+        rounded up to whole rounds of L x K, as `Search.run`, or until `seconds` have passed;
+        returns each tree's result."""
         budgets = [simulations] * self.size if isinstance(simulations, int) else list(simulations)
         p = self.params
         per_call = p.batch
@@ -108,7 +110,10 @@ class Forest:
         caps = [0] * self.size
         active = [True] * self.size
         pending = None  # (leaves per tree or None, future)
+        deadline = None if seconds is None else t_start + seconds
         while True:
+            if deadline is not None and time.perf_counter() >= deadline and any(done):
+                active = [False] * self.size
             t0 = time.perf_counter()
             leaves: list = [None] * self.size
             for g, s in enumerate(self.searches):
@@ -149,3 +154,38 @@ class Forest:
                             "device_wait_seconds": wait, "simulations": sum(done)}
         return [s._result(done[g], seconds, host, cpu, wait, own[g] / max(done[g], 1), caps[g])
                 for g, s in enumerate(self.searches)]
+
+
+def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[SearchResult, int]:
+    """Root parallelisation (seed 003, sec. 4.3): the trees' root statistics summed move by move
+    (visits added, values averaged by visits); returns the merged result and the index of the
+    tree whose principal variation it reports (the one that visited the chosen move most)."""
+    import dataclasses
+    import math
+
+    merged: dict = {}
+    for r in results:
+        for m in r.moves:
+            acc = merged.setdefault(m.move, [0, 0.0, 0.0, 0.0, m.prior, 0])
+            acc[0] += m.visits
+            acc[1] += m.visits * (0.0 if math.isnan(m.q) else m.q)
+            acc[2] += m.q_star
+            acc[3] += 0.0 if math.isnan(m.q_amaf) else m.q_amaf
+            acc[5] += 1
+    stats = []
+    for move, (visits, wq, qs, qa, prior, n) in merged.items():
+        stats.append(type(results[0].moves[0])(move, int(visits), wq / visits if visits else float("nan"),
+                                               qa / n, qs / n, prior))
+    stats.sort(key=lambda m: (-m.visits, -m.q_star))
+    best = stats[0]
+    owner = max(range(len(results)), key=lambda g: next((m.visits for m in results[g].moves if m.move == best.move), 0))
+    total = sum(r.simulations for r in results)
+    out = dataclasses.replace(
+        results[owner], move=best.move, value=best.q if best.visits else best.q_star,
+        root_value=sum(r.root_value * r.simulations for r in results) / max(total, 1), simulations=total,
+        nodes=sum(r.nodes for r in results), moves=stats,
+        ownership=sum(r.ownership * r.simulations for r in results) / max(total, 1),
+        cap_hits=sum(r.cap_hits for r in results))
+    s = searches[owner]
+    out.pv = s.variation(s.tree.pass_action if best.move is None else best.move)
+    return out, owner

@@ -53,3 +53,18 @@ def test_a_forest_refuses_what_it_cannot_share():
         Forest([Board(7), Board(9)], SearchParams())
     with pytest.raises(ValueError, match="poolRave"):
         Forest([Board(7)], SearchParams(pool_prob=0.5))
+
+
+def test_root_parallel_player_merges_the_trees_roots():
+    import io
+
+    from gojax.player import Player, PlayerOptions
+    from kernels.geometry import BLACK, WHITE
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=1)
+    p = Player(7, 7.5, params, PlayerOptions(simulations=96, trees=3, log=io.StringIO(), resign=False))
+    move = p.genmove(BLACK)
+    r = p.last
+    assert move is not None and r.simulations == 96 and sum(m.visits for m in r.moves) <= 96
+    assert r.moves[0].move == r.move and r.pv[0] == r.move
+    p.genmove(WHITE)  # the trees are advanced and reused
+    assert p.last.simulations == 96
