@@ -6,6 +6,7 @@
     gojax match --black CMD --white CMD --games N --out DIR [--size 9] [--alternate]
     gojax scaling --study selfplay|gnugo --n 250 500 ... --games G --out DIR
     gojax evaluate FILES... --playouts P --out OUT.jsonl|.csv [--seed S] [--plot DIR]
+    gojax analyze FILES... --simulations N --out OUT.jsonl [--trees G]   (a search per position)
     gojax analysis [--visits 500] [search options]       (KataGo's JSON analysis protocol)
 """
 
@@ -405,6 +406,38 @@ def _run_evaluate(args) -> int:
     return 0
 
 
+def _add_analyze(sub):
+    p = sub.add_parser("analyze", help="a search for every position of SGF games, many trees at once (resumable)")
+    p.add_argument("files", nargs="+", help="SGF files or folders of them")
+    p.add_argument("--simulations", type=positive_int, default=1000, help="simulations per position (default 1000)")
+    p.add_argument("--trees", type=positive_int, default=16, metavar="G",
+                   help="positions searched together, one device call per round (default 16)")
+    p.add_argument("--playouts", type=positive_int, default=256,
+                   help="playouts per position for evaluate's columns (default 256)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="OUT.jsonl; rows already there are skipped")
+    p.add_argument("--no-progress", action="store_true")
+    _add_cpu_threads(p, "every core")
+    add_search_options(p)
+    p.set_defaults(func=_run_analyze)
+
+
+def _run_analyze(args) -> int:
+    from gojax.analyze import run_analyze
+    from gojax.evaluate import SgfInputError, check_sgf_files
+    if not args.out.endswith(".jsonl"):
+        raise SystemExit("gojax analyze: --out must end in .jsonl")
+    writable_file("analyze", "--out", args.out)
+    try:
+        check_sgf_files(args.files)
+    except SgfInputError as err:
+        raise SystemExit(f"gojax analyze: {err}") from None
+    n = run_analyze(args.files, args.out, args.simulations, search_params(args), args.trees, args.playouts,
+                    progress=not args.no_progress)
+    print(f"wrote {n} rows to {args.out}")
+    return 0
+
+
 def _add_analysis(sub):
     p = sub.add_parser("analysis", help="KataGo's JSON analysis protocol on stdin/stdout (gojax/analysis.py)")
     p.add_argument("--visits", type=positive_int, default=500, help="simulations per turn without maxVisits (500)")
@@ -477,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_match(sub)
     _add_scaling(sub)
     _add_evaluate(sub)
+    _add_analyze(sub)
     _add_analysis(sub)
     _add_learn_prior(sub)
     return parser
@@ -484,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Subcommands that compile kernels for real work and gain from JAX's persistent compilation
 # cache (`bench` is left out: it reports the compile time it measures).
-CACHED_COMMANDS = ("gtp", "evaluate", "analysis")
+CACHED_COMMANDS = ("gtp", "evaluate", "analysis", "analyze")
 
 
 def main(argv: list[str] | None = None) -> int:
