@@ -470,6 +470,10 @@ def _add_learn_prior(sub):
     p.add_argument("folders", nargs="+", help="match folders (results.jsonl + games/), searched recursively")
     p.add_argument("--min-simulations", type=int, default=2000,
                    help="learn only from gojax engines searching at least this many simulations (2000)")
+    p.add_argument("--learn-from", nargs="+", choices=["gojax", "pachi"], default=["gojax"],
+                   help="whose moves to learn: gojax's, Pachi's (`-t =N` games), or both (default gojax)")
+    p.add_argument("--compare", default=None, metavar="NPZ",
+                   help="also report this model's held-out accuracy (e.g. the bundled search/data/shape9.npz)")
     p.add_argument("--holdout-every", type=int, default=5, metavar="K",
                    help="hold out every K-th game to measure prediction (5; 0: none)")
     p.add_argument("--iterations", type=positive_int, default=30, help="MM iterations (30)")
@@ -487,16 +491,19 @@ def _run_learn_prior(args) -> int:
     from search import shape
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
-    pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar)
+    pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from))
     if not pos.chosen:
-        raise SystemExit(f"gojax learn-prior: no moves by gojax at >= {args.min_simulations} simulations found")
+        raise SystemExit(f"gojax learn-prior: no moves by {' or '.join(args.learn_from)} at >= {args.min_simulations}"
+                         " simulations found")
     train, test = learn.split(pos, args.holdout_every)
     model = shape.fit(train.feats, train.chosen, args.iterations)
     model.save(args.out)
     print(f"fitted to {len(train.chosen)} moves from {len(set(train.games))} games; wrote {args.out}")
     if test.chosen:
-        for name, r in (("mogo verdict", learn.accuracy(model, test, verdict_only=True)),
-                        ("shape model", learn.accuracy(model, test))):
+        compared = [(f"model {args.compare}", learn.accuracy(shape.ShapeModel.load(args.compare), test))] \
+            if args.compare else []
+        for name, r in [("mogo verdict", learn.accuracy(model, test, verdict_only=True)),
+                        ("shape model", learn.accuracy(model, test))] + compared:
             print(f"held out ({r['positions']} moves, {len(set(test.games))} games), {name}: top-1 {r['top1']:.3f}"
                   + ("" if name == "mogo verdict" else f", log-likelihood {r['loglik']:.3f} (uniform {r['uniform_loglik']:.3f})"))
     return 0

@@ -1,9 +1,9 @@
-"""`gojax learn-prior`: fit the shape prior (search/shape.py) to the moves gojax chose in saved
-match games, and measure how often it predicts them.
+"""`gojax learn-prior`: fit the shape prior (search/shape.py) to the moves chosen in saved match
+games (gojax's own, or Pachi's: `--learn-from pachi`), and measure how often it predicts them.
 
 A match folder (gojax match / gojax scaling) holds results.jsonl and games/*.sgf; the results
-name each player's command, so only the moves of gojax engines searching at least
-`min_simulations` are learnt from (the opponent's moves, e.g. GNU Go's, never are), and only
+name each player's command, so only the moves of the engines asked for, searching a fixed
+`min_simulations` or more per move, are learnt from (GNU Go's never are), and only
 9x9 games (the bundled model's size; the features themselves are defined on every size).
 """
 
@@ -24,6 +24,7 @@ from search import shape
 from search.priors import mogo_values
 
 _SIMS = re.compile(r"--simulations[ =](\d+)")
+ENGINES = ("gojax", "pachi")
 GTP_DEFAULT_SIMULATIONS = 3000
 
 
@@ -41,17 +42,21 @@ class Positions:
         self.games += other.games
 
 
-def learnt_players(row: dict, min_simulations: int) -> set[str]:
-    """Colours ("black"/"white") whose engine is gojax at >= min_simulations in one results row."""
+def learnt_players(row: dict, min_simulations: int, engines: tuple[str, ...] = ("gojax",)) -> set[str]:
+    """Colours ("black"/"white") in one results row whose engine is one of `engines` (gojax,
+    pachi) playing a fixed >= min_simulations per move."""
     out = set()
     for colour in ("black", "white"):
         cmd = row.get("commands", {}).get(row.get(colour, ""), "")  # old runs did not record them
-        if "gojax" not in cmd or " gtp" not in cmd:
-            continue
-        m = _SIMS.search(cmd)
-        sims = int(m.group(1)) if m else GTP_DEFAULT_SIMULATIONS
-        if sims >= min_simulations and "--seconds" not in cmd:
-            out.add(colour)
+        if "gojax" in engines and "gojax" in cmd and " gtp" in cmd:
+            m = _SIMS.search(cmd)
+            sims = int(m.group(1)) if m else GTP_DEFAULT_SIMULATIONS
+            if sims >= min_simulations and "--seconds" not in cmd:
+                out.add(colour)
+        elif "pachi" in engines and "pachi" in cmd.split(" -")[0]:
+            m = re.search(r"-t\s+=(\d+)", cmd)  # fixed playouts only (-t =N), not time
+            if m and int(m.group(1)) >= min_simulations:
+                out.add(colour)
     return out
 
 
@@ -76,7 +81,7 @@ def positions_from_game(path: Path, colours: set[str]) -> Positions:
     return out
 
 
-def collect(folders: list[Path], min_simulations: int, progress=None) -> Positions:
+def collect(folders: list[Path], min_simulations: int, progress=None, engines: tuple[str, ...] = ("gojax",)) -> Positions:
     """Positions from every game in the match folders (searched recursively for results.jsonl)."""
     out = Positions()
     rows = []
@@ -86,7 +91,7 @@ def collect(folders: list[Path], min_simulations: int, progress=None) -> Positio
                 if line.strip():
                     rows.append((res.parent, json.loads(line)))
     for folder, row in (progress(rows) if progress else rows):
-        colours = learnt_players(row, min_simulations)
+        colours = learnt_players(row, min_simulations, engines)
         if not colours or not row.get("sgf") or row.get("size", 9) != 9:
             continue
         try:
