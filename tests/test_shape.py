@@ -163,3 +163,16 @@ def test_hard_verdicts_keep_mogos_ladder_knowledge():
             got[hard] = next(m for m in r.moves if m.move == b.geometry.from_gtp("E5")).prior
         assert got[True] == want
         assert 0.0 < got[False] < 1.0 and (got[False] > 0.5) == (want == 1.0)
+
+
+def test_learning_takes_moves_only_from_the_engines_asked_for():
+    from gojax.learn import learnt_players
+    row = {"black": "gojax3000", "white": "pachi3000",
+           "commands": {"gojax3000": "env -C /x python -m gojax gtp --simulations 3000 --seed 4",
+                        "pachi3000": "/opt/pachi/pachi -s 5 -r chinese threads=1 -t =3000"}}
+    assert learnt_players(row, 2000) == {"black"}
+    assert learnt_players(row, 2000, ("pachi",)) == {"white"}
+    assert learnt_players(row, 2000, ("gojax", "pachi")) == {"black", "white"}
+    assert learnt_players(row, 5000, ("gojax", "pachi")) == set()
+    timed = dict(row, commands={**row["commands"], "pachi3000": "/opt/pachi/pachi -t 1.2 threads=1"})
+    assert learnt_players(timed, 100, ("pachi",)) == set()  # a time budget, not a fixed number of playouts
