@@ -3,8 +3,10 @@
 Position i is played out with the key fold_in(key(seed), i): its numbers do not depend on the
 batch it lands in nor on the number of devices.  Batches are split over `jax.devices()` with
 shard_map (each device runs its own playout loop on its slice; no cross-device traffic inside
-a playout).  Multi-host: call `jax.distributed.initialize()` first; `jax.devices()` then lists
-every host's devices and each host must feed the same positions (not tested here: one machine).
+a playout).  Several processes or hosts: call `jax.distributed.initialize()` first (on CPUs also
+`jax.config.update("jax_cpu_collectives_implementation", "gloo")`); `jax.devices()` then lists
+every process's devices, every process feeds the same positions, each plays its devices' share,
+and all of them get every result; `run_evaluate` writes its file from process 0 only.
 
 Rows hold no timings, so two runs with the same seed give the same bytes.  Every file is read
 before any work starts: a missing or unreadable one is an error (SgfInputError), not a skip.
@@ -48,11 +50,18 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     n = states.color.shape[0]
     base = jax.random.key(seed) if key is None else key
     keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(start_index, start_index + n))
-    d = min(devices or jax.device_count(), jax.device_count())
+    multi = jax.process_count() > 1
+    d = jax.device_count() if multi else min(devices or jax.device_count(), jax.device_count())
     states, keys = pad_to_multiple(states, keys, d)
     fn, sharding = sharded_playouts(d, playouts, PlayoutConfig(policy=policy))
-    states, keys = jax.device_put((states, keys), sharding)
-    r = jax.device_get(fn(states, keys))
+    if multi:  # every process holds every position: each builds its devices' slices, then all gather
+        from jax.experimental import multihost_utils
+        states = jax.tree.map(lambda x: _global(np.asarray(x), sharding), states)
+        keys = jax.random.wrap_key_data(_global(np.asarray(jax.random.key_data(keys)), sharding))
+        r = jax.tree.map(lambda a: np.asarray(multihost_utils.process_allgather(a, tiled=True)), fn(states, keys))
+    else:
+        states, keys = jax.device_put((states, keys), sharding)
+        r = jax.device_get(fn(states, keys))
     p = r.wins[:n] / playouts
     count = r.amaf_count[:n]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -60,6 +69,11 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     return {"win_rate": p, "stderr": np.sqrt(p * (1 - p) / playouts), "score_mean": r.score[:n].mean(1),
             "ownership": r.ownership[:n], "amaf_value": amaf_value, "amaf_count": count,
             "cap_hits": r.cap_hit[:n].sum(1)}
+
+
+def _global(x: np.ndarray, sharding) -> jax.Array:
+    """A global array over every process's devices from the whole array, which each process holds."""
+    return jax.make_array_from_callback(x.shape, sharding, lambda index: x[index])
 
 
 # --- positions from SGF --------------------------------------------------------------------
@@ -144,17 +158,19 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
                  policy: str = "uniform", plot_dir: str | None = None, progress: bool = True,
                  log=sys.stderr) -> int:
     """Stream every position of the SGF files through `evaluate` in batches, appending one row
-    per position to OUT (.jsonl or .csv); rows already there are skipped.  Returns rows written."""
+    per position to OUT (.jsonl or .csv); rows already there are skipped.  Returns rows written.
+    With several processes (jax.distributed) all must see the same OUT; process 0 writes it."""
     final_move = check_sgf_files(paths)  # before any work: a bad file is an error, not a skip
     skip = _done_rows(out)
-    if skip:
+    writer = jax.process_index() == 0
+    if skip and writer:
         print(f"[evaluate] resuming: {skip} rows already in {out}", file=log)
         _truncate_to_rows(out, skip)
     csv_mode = out.endswith(".csv")
     from tqdm import tqdm
     bar = tqdm(desc="evaluate", unit="pos", file=log, disable=not progress, initial=skip)
     written, index, pending = 0, 0, []
-    with open(out, "a") as f:
+    with open(out if writer else os.devnull, "a") as f:
         if csv_mode and skip == 0:
             f.write("file,move,to_play,win_rate,stderr,score_mean,ownership\n")
         for item in sgf_positions(paths, log):
@@ -202,7 +218,7 @@ def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move) -
             f.write(json.dumps({"file": path, "move": move, "to_play": color, "win_rate": round(float(r["win_rate"]), 6),
                                 "stderr": round(float(r["stderr"]), 6), "score_mean": round(float(r["score_mean"]), 4),
                                 "ownership": own}) + "\n")
-        if plot_dir and move == final_move[path]:  # one map per game: its last position
+        if plot_dir and move == final_move[path] and jax.process_index() == 0:  # one map per game: its last position
             name = os.path.splitext(os.path.basename(path))[0]
             plot_ownership(board, r["ownership"], os.path.join(plot_dir, f"{name}_move{move}.png"),
                            title=f"{os.path.basename(path)} after move {move}: Black wins {r['win_rate']:.1%}")

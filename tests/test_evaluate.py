@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import gojax
 from gojax.evaluate import evaluate, run_evaluate
@@ -86,3 +87,30 @@ def test_search_on_four_devices_equals_one_device():
         outs.append(subprocess.run([sys.executable, "-c", script, str(devices)], check=True, env=env, timeout=600,
                                    capture_output=True, text=True).stdout)
     assert outs[0] == outs[1] and outs[0].strip()
+
+
+@pytest.mark.slow
+def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
+    """jax.distributed on one machine (a local coordinator, CPU collectives over gloo): each
+    process plays its device's share of every batch, process 0 writes, and the rows are the
+    bytes one process writes for the same seed."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    games = [str(DATA / "game_a.sgf"), str(DATA / "game_b.sgf")]
+    script = ("import sys, jax; jax.config.update('jax_cpu_collectives_implementation', 'gloo'); "
+              "jax.distributed.initialize(coordinator_address='localhost:' + sys.argv[3], num_processes=2, "
+              "process_id=int(sys.argv[2])); assert jax.device_count() == 2 and jax.process_count() == 2; "
+              "from gojax.evaluate import run_evaluate; "
+              f"run_evaluate({games!r}, sys.argv[1], playouts=16, batch=8, progress=False)")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    two = tmp_path / "two.jsonl"
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(two), str(i), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()[-2000:]
+    one = tmp_path / "one.jsonl"
+    run_evaluate(games, str(one), playouts=16, batch=8, progress=False)
+    assert two.read_bytes() == one.read_bytes() and one.read_bytes().count(b"\n") == 31 + 13
