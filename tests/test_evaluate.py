@@ -71,9 +71,10 @@ def test_resume_and_byte_identical_reruns(tmp_path):
 def test_cli_csv_and_plot(tmp_path):
     out, plots = tmp_path / "rows.csv", tmp_path / "plots"
     subprocess.run([sys.executable, "-m", "gojax", "evaluate", str(DATA / "game_b.sgf"), "--playouts", "8",
-                    "--out", str(out), "--plot", str(plots), "--no-progress"], check=True, timeout=300)
+                    "--batch", "5", "--out", str(out), "--plot", str(plots), "--no-progress"], check=True, timeout=300)
     assert out.read_text().splitlines()[0].startswith("file,move,to_play,win_rate")
-    assert (plots / "game_b_move12.png").exists()
+    # One map per game, of its last position, however many batches the game spans (13 positions, 3 batches).
+    assert sorted(p.name for p in plots.iterdir()) == ["game_b_move12.png"]
 
 
 def test_search_on_four_devices_equals_one_device():
