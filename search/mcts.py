@@ -50,9 +50,8 @@ def _play_leaves(fields: dict, key: jax.Array, call: jax.Array, k: int, config: 
                  with_prior: bool) -> PlayoutResult:
     """A search round's device call in ONE dispatch: label the leaf boards' chains (fields:
     kernels/state.numpy_fields), K playouts from each with the keys fold_in(fold_in(key, call),
-    leaf), and the MoGo prior's verdicts for the new nodes.  As four jitted calls these cost
-    ~1.1 ms of host Python per round on the dispatching thread (9x9, L8), time the search's own
-    thread then waits for the interpreter lock; the numbers are the same."""
+    leaf), and the MoGo prior's verdicts for the new nodes.  One call, not four: each jitted call
+    costs host Python that the search's own thread would wait for (the interpreter lock)."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     keys = _leaf_keys(jax.random.fold_in(key, call), jnp.arange(fields["color"].shape[0], dtype=jnp.int32))
     res = run_playouts(states, keys, k, config)
@@ -85,13 +84,11 @@ class Simulator:
         """`dispatch(boards, fold_in(key, call), pools)` on the simulator's one worker thread;
         the future's result is dispatch's.  One worker keeps the calls in order (the CMC tables
         of one call feed the next).  The fold happens inside the jitted leaf-key function (an
-        eager fold_in is ~0.3 ms of host time on a CPU, and on the worker it would queue behind
-        the running playouts).  The worker must not wait for the results either: the next
-        round's dispatch would queue behind the wait and the device would idle between calls
-        (measured: 3,000 simulations 1.2 -> 1.6-2.0 s on the 2-core CPU).  A second thread
-        waits instead and copies the result to the host as numpy, while the search thread is
-        still waiting for it (~0.5 ms of Python per call on a CPU, 9x9 L8 x K4, that the search
-        thread used to spend after the wait)."""
+        eager fold_in costs host time, and on the worker it would queue behind the running
+        playouts).  The worker must not wait for the results either: the next round's dispatch
+        would queue behind the wait and the device would idle between calls.  A second thread
+        waits instead and copies the result to the host as numpy while the search thread is
+        still waiting for it (docs/history.md has the timings)."""
         if self._worker is None:
             self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
             self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-fetch")

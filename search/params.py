@@ -21,14 +21,14 @@ class SearchParams:
     selection: str = "rave"  # "uct": plain UCT (eq. 7); "rave": MC-RAVE Q* (eq. 12)
     schedule: str = "mse"  # beta schedule for "rave": "hand" (eq. 19) or "mse" (eq. 47)
     rave_k: float = 1000.0  # eq. 19 equivalence parameter k (the paper's best: 1,000 or more)
-    rave_bias: float = 0.02  # eq. 47 RAVE bias b (the paper gives no value).  Self-play, 1,000 sims,
-    #                          9x9: b = 0.02 beat 0.1 22-8; 0.005 vs 0.02 was even (bench/results/strength)
+    rave_bias: float = 0.02  # eq. 47 RAVE bias b (the paper gives no value; chosen by self-play,
+    #                          bench/results/strength/README.md)
     rave_c: float = 0.0  # eq. 18 UCT-RAVE exploration c (the paper's best with RAVE: 0)
     uct_c: float = 0.7  # eq. 7 exploration constant for plain UCT
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = "shape"  # none | even | grandfather | mogo | shape (search/priors.py).  Against GNU Go
-    #                       level 10, 3,000 sims, 9x9: shape won 78% (100 games), mogo 60-62% (2 x 60)
+    prior: str = "shape"  # none | even | grandfather | mogo | shape (search/priors.py); shape measured
+    #                       strongest against GNU Go (bench/results/strength/README.md)
     prior_equiv: float = 50.0  # M, equivalent experience: C(s,a) = C~(s,a) = M (the paper's best: 50)
     shape_model: str = ""  # the "shape" prior's gammas (search/shape.py); "" = the bundled 9x9 file
     shape_temperature: float = 1.0  # "shape": H = sigmoid(log(n p) / T), p the model's move probability
@@ -43,23 +43,19 @@ class SearchParams:
     nakade_prob: float = 0.0  # MoGo rule: the vital point of a 3-point eye space (kernels/policy.py)
     fill_board_prob: float = 0.0  # MoGo's "fill board": a point whose 3x3 block is empty
     self_atari_prob: float = 0.0  # redraw a uniform playout move that self-ataris 2+ stones (Fuego, Pachi);
-    #                               off: lost 5-12 in self-play and costs 30% of playout throughput
+    #                               off: it lost in self-play and slows the playouts
     pool_prob: float = 0.0  # poolRave p (seed 004 sec. IV.A; their start values p = 1/2, k = 10)
     pool_size: int = 10  # poolRave k: the k best moves by AMAF value Q~ at the leaf's node
     pool_min_visits: int = 100  # the pool comes from the deepest node on the path with this many simulations
     cmc_prob: float = 0.0  # contextual Monte-Carlo p (seed 004 sec. IV.B); tables live for the whole game
     mercy: float = 0.25  # a playout ends once one colour leads by this fraction of the board's points in
-    #                      captures, at least 10 stones (kernels/playout.py; 20 on 9x9; 0 = off).  9x9:
-    #                      5,159 of 5,163 stopped playouts had the full playout's winner; MoGo batches
-    #                      of 32 ~13% shorter (bench/README.md, "Mercy rule")
+    #                      captures, at least 10 stones (kernels/playout.py; 0 = off): such a playout's
+    #                      winner is almost never in doubt (docs/history.md, "Mercy rule")
     # --- batching -------------------------------------------------------------------------------
-    leaves: int = 8  # L: leaves per device call, kept apart by virtual loss.  Against GNU Go level
-    #                  10 at 3,000 sims L8 x K4 won 37 of 60 (62%), L16 x K4 30 of 60, L4 x K4 17
-    #                  of 33; on a 2-core CPU L8 costs no wall time over L16 (bench/README.md)
-    playouts_per_leaf: int = 4  # K: playouts from each leaf (a simulation is one playout).  4, not
-    #                             16: at equal simulations L16 x K4 beat L16 x K16 29-0 (1,000 sims):
-    #                             each device call is one round of feedback to the tree, and K = 16
-    #                             left a 1,000-simulation search 4 rounds (bench/README.md)
+    leaves: int = 8  # L: leaves per device call, kept apart by virtual loss; 8 measured best against
+    #                  GNU Go of 4, 8 and 16 (bench/results/strength/README.md)
+    playouts_per_leaf: int = 4  # K: playouts from each leaf (a simulation is one playout); small, because
+    #                             each device call is one round of feedback to the tree
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
     # --- the tree's moves ---------------------------------------------------------------------
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
