@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -79,7 +80,6 @@ def _add_bench(sub):
                    help="timed batches, or with --search timed searches per position; the median is reported"
                         " (default 5 batches, 1 search per position)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
     _add_cpu_threads(p, "1 with --search of at most {small} boards per call on a CPU backend, else every core")
@@ -101,68 +101,33 @@ def _add_cpu_threads(p, default: str) -> None:
 
 
 def add_search_options(p) -> None:
-    """The SearchParams flags shared by bench, gtp, match and scaling."""
-    from search.params import PRIORS, RULES, SCHEDULES, SELECTIONS, SearchParams
+    """Every SearchParams field made with search.params.flag, as --field-name: the help text,
+    allowed values and default come from the dataclass (one source per setting)."""
+    from search.params import CHOICES, SearchParams
     d = SearchParams()
-    g = p.add_argument_group("search parameters (seed 000 equation numbers in search/params.py)")
-    g.add_argument("--leaves", type=positive_int, default=d.leaves, metavar="L", help=f"leaves per device call ({d.leaves})")
-    g.add_argument("--playouts-per-leaf", type=positive_int, default=d.playouts_per_leaf, metavar="K",
-                   help=f"playouts per leaf ({d.playouts_per_leaf})")
-    g.add_argument("--selection", choices=SELECTIONS, default=d.selection, help=f"tree policy ({d.selection})")
-    g.add_argument("--schedule", choices=SCHEDULES, default=d.schedule, help=f"RAVE beta schedule ({d.schedule})")
-    g.add_argument("--rave-k", type=float, default=d.rave_k, help=f"eq. 19 k ({d.rave_k:g})")
-    g.add_argument("--rave-bias", type=float, default=d.rave_bias, help=f"eq. 47 b ({d.rave_bias:g})")
-    g.add_argument("--rave-c", type=float, default=d.rave_c, help=f"eq. 18 UCT-RAVE c ({d.rave_c:g})")
-    g.add_argument("--uct-c", type=float, default=d.uct_c, help=f"eq. 7 UCT c ({d.uct_c:g})")
-    g.add_argument("--prior", choices=PRIORS, default=d.prior, help=f"heuristic prior, eq. 48-52 ({d.prior})")
-    g.add_argument("--prior-equiv", type=float, default=d.prior_equiv, help=f"M, equivalent experience ({d.prior_equiv:g})")
-    g.add_argument("--shape-model", default=d.shape_model, metavar="NPZ",
-                   help="--prior shape: gammas from `gojax learn-prior` (default: the bundled 9x9 model)")
-    g.add_argument("--shape-temperature", type=float, default=d.shape_temperature, metavar="T",
-                   help=f"--prior shape: H = sigmoid(log(n p) / T) ({d.shape_temperature:g})")
-    g.add_argument("--shape-hard-verdicts", action="store_true",
-                   help="--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model ranks the rest")
-    g.add_argument("--rules", choices=RULES, default=d.rules,
-                   help=f"counting a finished game: chinese (dead stones taken off, as judged by playouts) or "
-                        f"tromp-taylor (every stone counts: CGOS) ({d.rules}; GTP kgs-rules sets it too)")
-    g.add_argument("--max-nodes", type=int, default=d.max_nodes, help=f"node budget ({d.max_nodes})")
-    g.add_argument("--mercy", type=float, default=d.mercy, metavar="F",
-                   help=f"end a playout once one colour leads by F x the board's points in captures ({d.mercy:g}; 0: off)")
-    add_policy_options(p)
-
-
-def add_policy_options(p) -> None:
-    """The playout-policy flags (SPEC.md "Playouts"; kernels/policy.py)."""
-    from search.params import POLICIES, SearchParams
-    d = SearchParams()
-    g = p.add_argument_group("playout policy")
-    g.add_argument("--policy", choices=POLICIES, default=d.policy,
-                   help=f"uniform, or mogo: seed 000 sec. 3.6's pattern-biased rules ({d.policy})")
-    g.add_argument("--nakade-prob", type=float, default=d.nakade_prob, metavar="P",
-                   help=f"MoGo rule: vital point of a 3-point eye space ({d.nakade_prob:g}: off)")
-    g.add_argument("--fill-board-prob", type=float, default=d.fill_board_prob, metavar="P",
-                   help=f"MoGo rule: a point whose 3x3 block is empty ({d.fill_board_prob:g}: off)")
-    g.add_argument("--self-atari-prob", type=float, default=d.self_atari_prob, metavar="P",
-                   help=f"MoGo policy: redraw a uniform move that self-ataris 2+ stones ({d.self_atari_prob:g})")
-    g.add_argument("--pool-prob", type=float, default=d.pool_prob, metavar="P",
-                   help=f"poolRave p, seed 004 sec. IV.A ({d.pool_prob:g}: off)")
-    g.add_argument("--pool-size", type=int, default=d.pool_size, metavar="K", help=f"poolRave k ({d.pool_size})")
-    g.add_argument("--cmc-prob", type=float, default=d.cmc_prob, metavar="P",
-                   help=f"contextual Monte-Carlo p, seed 004 sec. IV.B ({d.cmc_prob:g}: off)")
+    groups = {"search": p.add_argument_group("search parameters (seed 000 equation numbers; search/params.py)"),
+              "policy": p.add_argument_group("playout policy (kernels/policy.py)")}
+    for f in dataclasses.fields(SearchParams):
+        if "help" not in f.metadata:
+            continue
+        g, default = groups[f.metadata["group"]], getattr(d, f.name)
+        name = "--" + f.name.replace("_", "-")
+        if isinstance(default, bool):
+            g.add_argument(name, action="store_true", help=f.metadata["help"])
+            continue
+        shown = f"{default:g}" if isinstance(default, float) else (default if default != "" else "none")
+        kind = {"choices": CHOICES[f.name]} if f.name in CHOICES else {"type": type(default)}
+        g.add_argument(name, default=default, metavar=f.metadata["metavar"], help=f"{f.metadata['help']} ({shown})",
+                       **kind)
 
 
 def search_params(args, **overrides):
+    """SearchParams from the parsed flags (and `--seed` where the command has one)."""
     from search.params import SearchParams
-    fields = dict(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, selection=args.selection,
-                  schedule=args.schedule, rave_k=args.rave_k, rave_bias=args.rave_bias, rave_c=args.rave_c,
-                  uct_c=args.uct_c, prior=args.prior, prior_equiv=args.prior_equiv, max_nodes=args.max_nodes,
-                  shape_model=args.shape_model, shape_temperature=args.shape_temperature,
-                  shape_hard_verdicts=args.shape_hard_verdicts,
-                  policy=args.policy, pool_prob=args.pool_prob, pool_size=args.pool_size, cmc_prob=args.cmc_prob,
-                  nakade_prob=args.nakade_prob, fill_board_prob=args.fill_board_prob,
-                  self_atari_prob=args.self_atari_prob, amaf_rule=getattr(args, "amaf_rule", "first"),
-                  mercy=getattr(args, "mercy", SearchParams().mercy), rules=args.rules,
-                  seed=getattr(args, "seed", 0))
+    fields = {f.name: getattr(args, f.name) for f in dataclasses.fields(SearchParams)
+              if "help" in f.metadata and hasattr(args, f.name)}
+    if hasattr(args, "seed"):
+        fields["seed"] = args.seed
     fields.update(overrides)
     try:
         params = SearchParams(**fields)
@@ -219,7 +184,6 @@ def _add_gtp(sub):
     p.add_argument("--resign-threshold", type=float, default=0.1,
                    help="resign below this value for us (default 0.1); 0 never resigns")
     p.add_argument("--no-resign", action="store_true", help="never resign")
-    p.add_argument("--amaf-rule", choices=["first", "same_colour"], default="first")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
     p.add_argument("--quiet", action="store_true", help="no per-move search summary")

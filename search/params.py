@@ -1,5 +1,9 @@
 """Every search parameter in one frozen dataclass, with the paper's equation numbers
-(seed 000 = Gelly & Silver 2011).  Defaults are what we use unless a caller says otherwise."""
+(seed 000 = Gelly & Silver 2011).  Defaults are what we use unless a caller says otherwise.
+
+A field made with `flag(...)` is also a command-line option of every gojax command that searches
+(gojax/cli.add_search_options builds them from here: the help text lives only here), and
+CHOICES holds the allowed values that both the command line and `__post_init__` check."""
 
 from __future__ import annotations
 
@@ -13,61 +17,68 @@ FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo")
 PASS_IN_TREE = ("always", "endgame")
 RULES = ("chinese", "tromp-taylor")
+CHOICES = {"selection": SELECTIONS, "schedule": SCHEDULES, "prior": PRIORS, "amaf_rule": AMAF_RULES,
+           "final_move": FINAL_MOVES, "pass_in_tree": PASS_IN_TREE, "policy": POLICIES, "rules": RULES}
+
+
+def flag(default, help: str, group: str = "search", metavar: str | None = None):
+    """A field that is also a command-line option (--field-name); `help` is its one description."""
+    return dataclasses.field(default=default, metadata={"help": help, "group": group, "metavar": metavar})
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchParams:
     # --- selection --------------------------------------------------------------------------
-    selection: str = "rave"  # "uct": plain UCT (eq. 7); "rave": MC-RAVE Q* (eq. 12)
-    schedule: str = "mse"  # beta schedule for "rave": "hand" (eq. 19) or "mse" (eq. 47)
-    rave_k: float = 1000.0  # eq. 19 equivalence parameter k (the paper's best: 1,000 or more)
-    rave_bias: float = 0.02  # eq. 47 RAVE bias b (the paper gives no value; chosen by self-play,
-    #                          bench/results/strength/README.md)
-    rave_c: float = 0.0  # eq. 18 UCT-RAVE exploration c (the paper's best with RAVE: 0)
-    uct_c: float = 0.7  # eq. 7 exploration constant for plain UCT
+    selection: str = flag("rave", "tree policy: uct (eq. 7) or rave, MC-RAVE Q* (eq. 12)")
+    schedule: str = flag("mse", "RAVE beta schedule: hand (eq. 19) or mse (eq. 47)")
+    rave_k: float = flag(1000.0, "eq. 19 equivalence parameter k")
+    rave_bias: float = flag(0.02, "eq. 47 RAVE bias b (the paper gives no value; chosen by self-play)")
+    rave_c: float = flag(0.0, "eq. 18 UCT-RAVE exploration c")
+    uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = "shape"  # none | even | grandfather | mogo | shape (search/priors.py); shape measured
-    #                       strongest against GNU Go (bench/results/strength/README.md)
-    prior_equiv: float = 50.0  # M, equivalent experience: C(s,a) = C~(s,a) = M (the paper's best: 50)
-    shape_model: str = ""  # the "shape" prior's gammas (search/shape.py); "" = the bundled 9x9 file
-    shape_temperature: float = 1.0  # "shape": H = sigmoid(log(n p) / T), p the model's move probability
-    shape_hard_verdicts: bool = False  # "shape": MoGo's good and bad verdicts (capture, real escape / eye
-    #                                    fill, self-atari, ladder run) keep H = 1 and 0; the learnt value
-    #                                    ranks only the neutral moves.  Off: the verdict is one more feature
+    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py)")
+    prior_equiv: float = flag(50.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M")
+    shape_model: str = flag("", "--prior shape: gammas from `gojax learn-prior` (empty: the bundled 9x9 model)",
+                            metavar="NPZ")
+    shape_temperature: float = flag(1.0, "--prior shape: H = sigmoid(log(n p) / T), p the model's move probability",
+                                    metavar="T")
+    shape_hard_verdicts: bool = flag(False, "--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model "
+                                            "ranks the rest")
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
-    amaf_rule: str = "first"  # "first": skip a point played earlier after s_t by either colour
-    #                           (Fuego); "same_colour": only by the same colour (Algorithm 2)
+    amaf_rule: str = flag("first", "AMAF credit (eq. 16-17): first skips a point played earlier by either colour "
+                                   "(Fuego), same_colour only by the same colour (Algorithm 2)")
     # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
-    policy: str = "mogo"  # "uniform", or "mogo": seed 000 sec. 3.6's pattern-biased rules
-    nakade_prob: float = 0.0  # MoGo rule: the vital point of a 3-point eye space (kernels/policy.py)
-    fill_board_prob: float = 0.0  # MoGo's "fill board": a point whose 3x3 block is empty
-    self_atari_prob: float = 0.0  # redraw a uniform playout move that self-ataris 2+ stones (Fuego, Pachi);
-    #                               off: it lost in self-play and slows the playouts
-    pool_prob: float = 0.0  # poolRave p (seed 004 sec. IV.A; their start values p = 1/2, k = 10)
-    pool_size: int = 10  # poolRave k: the k best moves by AMAF value Q~ at the leaf's node
+    policy: str = flag("mogo", "playouts: uniform, or mogo (seed 000 sec. 3.6's pattern-biased rules)", group="policy")
+    nakade_prob: float = flag(0.0, "MoGo rule: the vital point of a 3-point eye space (0: off)", group="policy",
+                              metavar="P")
+    fill_board_prob: float = flag(0.0, "MoGo rule: a point whose 3x3 block is empty (0: off)", group="policy",
+                                  metavar="P")
+    self_atari_prob: float = flag(0.0, "redraw a uniform playout move that self-ataris 2+ stones (0: off)",
+                                  group="policy", metavar="P")
+    pool_prob: float = flag(0.0, "poolRave p, seed 004 sec. IV.A (0: off)", group="policy", metavar="P")
+    pool_size: int = flag(10, "poolRave k: the k best moves by AMAF value at the leaf's node", group="policy",
+                          metavar="K")
     pool_min_visits: int = 100  # the pool comes from the deepest node on the path with this many simulations
-    cmc_prob: float = 0.0  # contextual Monte-Carlo p (seed 004 sec. IV.B); tables live for the whole game
-    mercy: float = 0.25  # a playout ends once one colour leads by this fraction of the board's points in
-    #                      captures, at least 10 stones (kernels/playout.py; 0 = off): such a playout's
-    #                      winner is almost never in doubt (docs/history.md, "Mercy rule")
+    cmc_prob: float = flag(0.0, "contextual Monte-Carlo p, seed 004 sec. IV.B (0: off)", group="policy", metavar="P")
+    mercy: float = flag(0.25, "end a playout once one colour leads by F x the board's points in captures (0: off)",
+                        group="policy", metavar="F")
     # --- batching -------------------------------------------------------------------------------
-    leaves: int = 8  # L: leaves per device call, kept apart by virtual loss; 8 measured best against
-    #                  GNU Go of 4, 8 and 16 (bench/results/strength/README.md)
-    playouts_per_leaf: int = 4  # K: playouts from each leaf (a simulation is one playout); small, because
-    #                             each device call is one round of feedback to the tree
+    leaves: int = flag(8, "L: leaves per device call, kept apart by virtual loss", metavar="L")
+    playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "
+                                     "device call is one round of feedback to the tree", metavar="K")
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
     # --- the tree's moves ---------------------------------------------------------------------
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
     #                               Go and converges to its minimax value); "endgame": only after
     #                               the opponent passed or when every legal move fills an own eye
     # --- counting a finished game (SPEC.md "Rules"; gojax/judge.py) ---------------------------------
-    rules: str = "chinese"  # "chinese": area after the dead stones are taken off (the tree plays a
-    #                         game that ended in two passes on in its playouts; the player passes
-    #                         only when the judged count wins); "tromp-taylor": every stone counts
+    rules: str = flag("chinese", "counting a finished game: chinese (dead stones taken off as gojax/judge.py "
+                                 "judges them; the tree plays a two-pass leaf on) or tromp-taylor (every stone "
+                                 "counts, as on CGOS); GTP kgs-rules sets it too")
     # --- memory ---------------------------------------------------------------------------------
-    max_nodes: int = 20_000  # node budget: arrays are preallocated; when full, leaves are
-    #                          evaluated without being added
+    max_nodes: int = flag(20_000, "node budget: arrays are preallocated; when full, leaves are evaluated "
+                                  "without being added")
     # --- the move -------------------------------------------------------------------------------
     final_move: str = "visits"  # "visits": most visited root action; "value": highest Q*
     resign_threshold: float = 0.1  # resign when the chosen move's value for us is below this; 0 = never
@@ -76,9 +87,7 @@ class SearchParams:
     seed: int = 0
 
     def __post_init__(self):
-        for name, allowed in (("selection", SELECTIONS), ("schedule", SCHEDULES), ("prior", PRIORS),
-                              ("amaf_rule", AMAF_RULES), ("final_move", FINAL_MOVES),
-                              ("pass_in_tree", PASS_IN_TREE), ("policy", POLICIES), ("rules", RULES)):
+        for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.mercy)

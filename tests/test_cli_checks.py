@@ -109,3 +109,20 @@ def test_bench_search_runs_the_repeats_asked_for(capsys):
     assert main(["bench", "--search", "--board", "5", "--simulations", "16", "--leaves", "2", "--playouts-per-leaf",
                  "2", "--repeats", "5", "--json", "--no-progress"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["repeats"] == 5
+
+
+def test_search_flags_come_from_the_dataclass_and_land_in_it():
+    import dataclasses
+
+    from gojax.cli import build_parser, search_params
+    from search.params import SearchParams
+    for command in (["gtp"], ["bench", "--search"], ["analysis"], ["analyze", "x.sgf", "--out", "x.jsonl"]):
+        args = build_parser().parse_args(command)
+        assert search_params(args) == SearchParams()
+    args = build_parser().parse_args(["gtp", "--rave-bias", "0.05", "--shape-hard-verdicts", "--policy", "uniform",
+                                      "--playouts-per-leaf", "2", "--rules", "tromp-taylor", "--seed", "7"])
+    p = search_params(args)
+    assert (p.rave_bias, p.shape_hard_verdicts, p.policy, p.playouts_per_leaf, p.rules, p.seed) == \
+        (0.05, True, "uniform", 2, "tromp-taylor", 7)
+    flagged = {f.name for f in dataclasses.fields(SearchParams) if "help" in f.metadata}
+    assert {"leaves", "rave_bias", "prior", "policy", "nakade_prob", "rules", "mercy"} <= flagged
