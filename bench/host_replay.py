@@ -23,8 +23,8 @@ import time
 import jax
 
 from gojax.bench import bench_positions
-from search.mcts import Search, Simulator
-from search.params import SearchParams
+from gojax.search.mcts import Search, Simulator
+from gojax.search.params import SearchParams
 
 
 class RecordingSimulator(Simulator):

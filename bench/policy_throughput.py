@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from gojax.bench import bench_playouts, grid_arguments  # noqa: E402
-from kernels.playout import PlayoutConfig  # noqa: E402
+from gojax.kernels.playout import PlayoutConfig  # noqa: E402
 
 
 def main() -> None:

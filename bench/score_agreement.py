@@ -73,9 +73,9 @@ def legacy_dead(board, key) -> list[int]:
     """The judgement before gojax/judge.py: 512 playouts of the position as it stands (a
     finished one is not played on) and each stone alone: dead where the other colour owns it
     more than half the time."""
-    from kernels.geometry import BLACK, WHITE
-    from kernels.playout import PlayoutConfig, run_playouts
-    from kernels.state import batch_from_host
+    from gojax.kernels.geometry import BLACK, WHITE
+    from gojax.kernels.playout import PlayoutConfig, run_playouts
+    from gojax.kernels.state import batch_from_host
     res = run_playouts(batch_from_host([board]), key, 512, PlayoutConfig(policy="mogo"))
     own = np.asarray(res.ownership[0])
     s = board.stones

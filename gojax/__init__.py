@@ -13,15 +13,15 @@ match runner, CLI).  Start at README.md.
 __version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
 
 from gojax.evaluate import evaluate, plot_ownership
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE, CoordinateError, Geometry
+from gojax.kernels.host import Board, IllegalMove
+from gojax.kernels.playout import PlayoutConfig, PlayoutResult, empty_boards, run_playouts
+from gojax.kernels.state import BoardState, batch_from_host, from_host
 from gojax.player import Player, PlayerOptions
 from gojax.runtime import enable_gpu_graphs, limit_cpu_threads
+from gojax.search.mcts import MoveStats, Search, SearchResult
+from gojax.search.params import SearchParams
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from kernels.geometry import BLACK, EMPTY, WHITE, CoordinateError, Geometry
-from kernels.host import Board, IllegalMove
-from kernels.playout import PlayoutConfig, PlayoutResult, empty_boards, run_playouts
-from kernels.state import BoardState, batch_from_host, from_host
-from search.mcts import MoveStats, Search, SearchResult
-from search.params import SearchParams
 
 __all__ = [
     "BLACK", "WHITE", "EMPTY", "Geometry", "CoordinateError",

@@ -32,10 +32,10 @@ from typing import IO
 import numpy as np
 
 from gojax import __version__
-from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
-from kernels.host import Board, IllegalMove
-from search.mcts import Search, SearchResult
-from search.params import SearchParams
+from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
+from gojax.kernels.host import Board, IllegalMove
+from gojax.search.mcts import Search, SearchResult
+from gojax.search.params import SearchParams
 
 READY = "Started, ready to begin handling requests"  # KataGo's line on stderr that clients wait for
 _PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}

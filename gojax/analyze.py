@@ -17,9 +17,9 @@ import math
 import sys
 
 from gojax.evaluate import _done_rows, _truncate_to_rows, check_sgf_files, evaluate, sgf_positions
-from kernels.geometry import BLACK
-from search.forest import Forest
-from search.params import SearchParams
+from gojax.kernels.geometry import BLACK
+from gojax.search.forest import Forest
+from gojax.search.params import SearchParams
 
 TOP_MOVES = 5
 

@@ -17,9 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.geometry import Geometry
-from kernels.playout import PlayoutConfig, empty_boards, run_playouts
-from kernels.policy import RULES
+from gojax.kernels.geometry import Geometry
+from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts
+from gojax.kernels.policy import RULES
 
 
 def device_description() -> str:
@@ -158,7 +158,7 @@ def format_report(r: dict) -> str:
 def bench_positions(board: int, seed: int = 0) -> list:
     """The fixed start positions of `gojax bench --search`: the empty board and two middle
     games reached by seeded uniform random play (20 and 40 moves)."""
-    from kernels.host import Board
+    from gojax.kernels.host import Board
     rng = np.random.default_rng(seed)
     out = [Board(board)]
     for n in (board * board // 4, board * board // 2):
@@ -173,8 +173,8 @@ def bench_positions(board: int, seed: int = 0) -> list:
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
                  progress: bool = True) -> dict:
     """Time full searches (fresh tree each) from bench_positions; report medians."""
-    from search.mcts import Search, Simulator
-    from search.params import SearchParams
+    from gojax.search.mcts import Search, Simulator
+    from gojax.search.params import SearchParams
     params = params or SearchParams()
     positions = bench_positions(board)
     simulator = Simulator(params)
@@ -226,8 +226,8 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     run, the same number of device calls with no host work between them: the ceiling."""
     import dataclasses
 
-    from search.forest import Forest
-    from search.params import SearchParams
+    from gojax.search.forest import Forest
+    from gojax.search.params import SearchParams
     params = params or SearchParams()
     positions = bench_positions(board)
     boards = [positions[g % len(positions)] for g in range(trees)]
@@ -247,8 +247,8 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     leaves = rows[0]["simulations"] // params.playouts_per_leaf
     # The device alone: the same number of rounds of G x L leaf boards (the trees' roots) x K
     # playouts, back to back with no host work: what the forest would run at if the host were free.
-    from kernels.state import numpy_fields
-    from search.forest import _play_forest
+    from gojax.kernels.state import numpy_fields
+    from gojax.search.forest import _play_forest
     rounds = -(-simulations // params.batch)
     fields = numpy_fields([b for b in boards for _ in range(params.leaves)])
     keys = jax.vmap(jax.random.key)(jnp.arange(trees))

@@ -42,7 +42,7 @@ def positive_float(text: str) -> float:
 
 
 def board_size(text: str) -> int:
-    from kernels.geometry import MAX_SIZE, MIN_SIZE
+    from gojax.kernels.geometry import MAX_SIZE, MIN_SIZE
     value = positive_int(text)
     if not MIN_SIZE <= value <= MAX_SIZE:
         raise argparse.ArgumentTypeError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {value}")
@@ -103,7 +103,7 @@ def _add_cpu_threads(p, default: str) -> None:
 def add_search_options(p) -> None:
     """Every SearchParams field made with search.params.flag, as --field-name: the help text,
     allowed values and default come from the dataclass (one source per setting)."""
-    from search.params import CHOICES, SearchParams
+    from gojax.search.params import CHOICES, SearchParams
     d = SearchParams()
     groups = {"search": p.add_argument_group("search parameters (seed 000 equation numbers; search/params.py)"),
               "policy": p.add_argument_group("playout policy (kernels/policy.py)")}
@@ -123,7 +123,7 @@ def add_search_options(p) -> None:
 
 def search_params(args, **overrides):
     """SearchParams from the parsed flags (and `--seed` where the command has one)."""
-    from search.params import SearchParams
+    from gojax.search.params import SearchParams
     fields = {f.name: getattr(args, f.name) for f in dataclasses.fields(SearchParams)
               if "help" in f.metadata and hasattr(args, f.name)}
     if hasattr(args, "seed"):
@@ -136,7 +136,7 @@ def search_params(args, **overrides):
     if params.prior == "shape":  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
-        from search import shape
+        from gojax.search import shape
         try:
             shape.load_model(params.shape_model)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
@@ -452,7 +452,7 @@ def _run_learn_prior(args) -> int:
     from tqdm import tqdm
 
     from gojax import learn
-    from search import shape
+    from gojax.search import shape
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
     pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from))

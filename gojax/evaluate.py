@@ -23,10 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.geometry import BLACK
-from kernels.host import Board
-from kernels.playout import PlayoutConfig, pad_to_multiple, sharded_playouts
-from kernels.state import BoardState, batch_from_host
+from gojax.kernels.geometry import BLACK
+from gojax.kernels.host import Board
+from gojax.kernels.playout import PlayoutConfig, pad_to_multiple, sharded_playouts
+from gojax.kernels.state import BoardState, batch_from_host
 
 
 def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,

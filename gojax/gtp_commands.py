@@ -17,10 +17,10 @@ import numpy as np
 from gojax import __version__
 from gojax.gtp import GtpError, Quit, command
 from gojax.judge import KGS_RULES
+from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
+from gojax.kernels.host import IllegalMove
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
-from kernels.host import IllegalMove
 
 NAME = "gojax"
 LIZZIE_VERSION = "0.17.0"  # Lizzie reads `version` as Leela Zero's and wants 0.15 or later

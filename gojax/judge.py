@@ -22,11 +22,11 @@ import functools
 import jax
 import numpy as np
 
-from kernels.geometry import BLACK, EMPTY, WHITE
-from kernels.host import Board, IllegalMove
-from kernels.playout import PlayoutConfig, run_playouts
-from kernels.state import batch_from_host
-from search.params import RULES
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE
+from gojax.kernels.host import Board, IllegalMove
+from gojax.kernels.playout import PlayoutConfig, run_playouts
+from gojax.kernels.state import batch_from_host
+from gojax.search.params import RULES
 
 KGS_RULES = {"chinese": "chinese", "japanese": "chinese", "aga": "chinese", "new_zealand": "chinese",
              "tromp-taylor": "tromp-taylor"}  # GTP kgs-rules names (area scoring for all of them)

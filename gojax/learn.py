@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from gojax.kernels.geometry import BLACK
+from gojax.kernels.host import Board
+from gojax.search import shape
+from gojax.search.priors import mogo_values
 from gojax.sgf import SgfError, load_sgf
-from kernels.geometry import BLACK
-from kernels.host import Board
-from search import shape
-from search.priors import mogo_values
 
 _SIMS = re.compile(r"--simulations[ =](\d+)")
 ENGINES = ("gojax", "pachi")

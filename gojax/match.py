@@ -29,9 +29,9 @@ import threading
 import time
 
 from gojax.gtp_client import GtpClient, GtpEngineError
+from gojax.kernels.geometry import BLACK, WHITE, CoordinateError, opponent
+from gojax.kernels.host import Board, IllegalMove
 from gojax.sgf import board_to_sgf
-from kernels.geometry import BLACK, WHITE, CoordinateError, opponent
-from kernels.host import Board, IllegalMove
 
 _NAMES = {BLACK: "black", WHITE: "white"}
 

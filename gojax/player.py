@@ -18,11 +18,11 @@ import jax
 import numpy as np
 
 from gojax import judge
-from kernels.geometry import BLACK, WHITE, Geometry, opponent
-from kernels.host import Board, IllegalMove
-from search.mcts import Search, SearchResult, Simulator
-from search.params import SearchParams
-from search.timecontrol import Clock
+from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
+from gojax.kernels.host import Board, IllegalMove
+from gojax.search.mcts import Search, SearchResult, Simulator
+from gojax.search.params import SearchParams
+from gojax.search.timecontrol import Clock
 
 RESIGN = "resign"
 
@@ -163,7 +163,7 @@ class Player:
     def _think_forest(self, simulations: int | None, seconds: float | None) -> SearchResult:
         """T trees on the current position, one device call per round, root statistics merged
         (search/forest.merge_roots); each tree is reused after moves as a lone search is."""
-        from search.forest import Forest, merge_roots
+        from gojax.search.forest import Forest, merge_roots
         t = self.options.trees
         forest = getattr(self, "_forest", None)
         if forest is None or forest.searches[0].size != self.board.size or self.search is None:

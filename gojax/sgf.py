@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sgfmill import sgf
 
-from kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, opponent
-from kernels.host import Board, IllegalMove
+from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, opponent
+from gojax.kernels.host import Board, IllegalMove
 
 _COLOUR = {BLACK: "b", WHITE: "w"}
 _FROM = {"b": BLACK, "w": WHITE}

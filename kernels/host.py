@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kernels.geometry import BLACK, EMPTY, WHITE, Geometry, opponent
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE, Geometry, opponent
 
 _ASCII = {EMPTY: ".", BLACK: "X", WHITE: "O"}
 _FROM_ASCII = {".": EMPTY, "+": EMPTY, "X": BLACK, "x": BLACK, "O": WHITE, "o": WHITE}

@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from kernels.geometry import BLACK, EMPTY, WHITE
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE
 
 OFF = 3
 

@@ -18,10 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels import policy, rng, rules
-from kernels.geometry import BLACK, WHITE, Geometry
-from kernels.policy import select_uniform
-from kernels.state import BoardState, geometry_of
+from gojax.kernels import policy, rng, rules
+from gojax.kernels.geometry import BLACK, WHITE, Geometry
+from gojax.kernels.policy import select_uniform
+from gojax.kernels.state import BoardState, geometry_of
 
 AMAF_RULES = ("first", "same_colour")
 MERCY_MIN = 10  # captured stones: on small boards a few captures decide nothing (2x2: 25% is one stone)
@@ -310,8 +310,8 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
 
 def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardState:
     """[batch] empty boards with Black to move."""
-    from kernels.host import Board
-    from kernels.state import from_host
+    from gojax.kernels.host import Board
+    from gojax.kernels.state import from_host
     one = from_host(Board(geometry.size, komi))
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)
 

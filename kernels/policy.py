@@ -34,10 +34,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels import rules
-from kernels.geometry import BLACK, EMPTY, WHITE
-from kernels.patterns import pattern_table
-from kernels.state import BoardState
+from gojax.kernels import rules
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE
+from gojax.kernels.patterns import pattern_table
+from gojax.kernels.state import BoardState
 
 # Which rule chose the move (returned for tests and statistics).
 RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture")

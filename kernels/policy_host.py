@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.geometry import EMPTY, opponent
-from kernels.host import Board
-from kernels.patterns import matches
+from gojax.kernels.geometry import EMPTY, opponent
+from gojax.kernels.host import Board
+from gojax.kernels.patterns import matches
 
 
 def last_point(board: Board) -> int | None:

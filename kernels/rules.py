@@ -13,8 +13,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from kernels.geometry import BLACK, BORDER, EMPTY, WHITE
-from kernels.state import BoardState
+from gojax.kernels.geometry import BLACK, BORDER, EMPTY, WHITE
+from gojax.kernels.state import BoardState
 
 
 def _width(m: int) -> int:

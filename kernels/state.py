@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.geometry import BORDER, Geometry
-from kernels.host import Board
+from gojax.kernels.geometry import BORDER, Geometry
+from gojax.kernels.host import Board
 
 
 @chex.dataclass(frozen=True)

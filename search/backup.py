@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy as np
 
-from search.tree import Tree
+from gojax.search.tree import Tree
 
 
 @dataclasses.dataclass

@@ -25,12 +25,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels import rules
-from kernels.host import Board
-from kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
-from kernels.state import numpy_fields, with_placeholder_chains
-from search.mcts import Search, SearchResult, _leaf_keys, _prior_codes
-from search.params import SearchParams
+from gojax.kernels import rules
+from gojax.kernels.host import Board
+from gojax.kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
+from gojax.kernels.state import numpy_fields, with_placeholder_chains
+from gojax.search.mcts import Search, SearchResult, _leaf_keys, _prior_codes
+from gojax.search.params import SearchParams
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior"))

@@ -20,16 +20,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels import policy, rules
-from kernels.geometry import Geometry
-from kernels.host import Board
-from kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from kernels.state import geometry_of, numpy_batch, numpy_fields, with_placeholder_chains
-from search import priors
-from search.backup import Leaf, apply_virtual_loss, backup_round
-from search.params import SearchParams
-from search.select import q_star, refresh, refresh_path, select_action
-from search.tree import Tree
+from gojax.kernels import policy, rules
+from gojax.kernels.geometry import Geometry
+from gojax.kernels.host import Board
+from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
+from gojax.kernels.state import geometry_of, numpy_batch, numpy_fields, with_placeholder_chains
+from gojax.search import priors
+from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
+from gojax.search.params import SearchParams
+from gojax.search.select import q_star, refresh, refresh_path, select_action
+from gojax.search.tree import Tree
 
 _label_chains = jax.jit(jax.vmap(rules.with_chains))
 
@@ -194,7 +194,7 @@ class SearchResult:
     @property
     def pv_vertices(self) -> list[str]:
         """The principal variation in GTP coordinates ("E5", "pass")."""
-        from kernels.geometry import Geometry
+        from gojax.kernels.geometry import Geometry
         g = Geometry(int(round(len(self.ownership) ** 0.5)))
         return [g.to_gtp(p) for p in self.pv]
 

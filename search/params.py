@@ -101,7 +101,7 @@ class SearchParams:
 
     def playout_config(self):
         """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""
-        from kernels.playout import PlayoutConfig
+        from gojax.kernels.playout import PlayoutConfig
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.geometry import EMPTY, opponent
-from kernels.host import Board
-from kernels.patterns import matches
-from kernels.policy import PRIOR_BAD, PRIOR_GOOD, PRIOR_LADDER
-from search import shape
-from search.params import SearchParams
-from search.tactics import extension_escapes
-from search.tree import Tree
+from gojax.kernels.geometry import EMPTY, opponent
+from gojax.kernels.host import Board
+from gojax.kernels.patterns import matches
+from gojax.kernels.policy import PRIOR_BAD, PRIOR_GOOD, PRIOR_LADDER
+from gojax.search import shape
+from gojax.search.params import SearchParams
+from gojax.search.tactics import extension_escapes
+from gojax.search.tree import Tree
 
 GOOD, NEUTRAL, BAD = 1.0, 0.5, 0.0
 

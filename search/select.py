@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.params import SearchParams
-from search.tree import Tree
+from gojax.search.params import SearchParams
+from gojax.search.tree import Tree
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

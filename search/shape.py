@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kernels.patterns import neighbourhood_indices, symmetry_classes
+from gojax.kernels.patterns import neighbourhood_indices, symmetry_classes
 
 GROUPS = ("pattern", "line", "last", "prev", "verdict")
 NO_MOVE = 0  # the distance class of "no such move" (start of the game, or a pass)

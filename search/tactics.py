@@ -8,8 +8,8 @@ or its own stones.  A read that goes past `budget` moves is called an escape (un
 
 from __future__ import annotations
 
-from kernels.geometry import opponent
-from kernels.host import Board, IllegalMove
+from gojax.kernels.geometry import opponent
+from gojax.kernels.host import Board, IllegalMove
 
 
 def _libs(board: Board, p: int) -> set[int]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.host import Board
+from gojax.kernels.host import Board
 
 NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "to_play",
                "parent", "parent_action", "initialised", "legal_ready")  # every per-node array, indexed [node, ...]

@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernels import rules
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
-from kernels.state import from_host
+from gojax.kernels import rules
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
+from gojax.kernels.state import from_host
 
 
 def board(text: str, to_play: str = "B", komi: float = 7.5) -> Board:

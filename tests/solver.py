@@ -5,8 +5,8 @@ the line would restrict moves, so use it only on positions where no ko can arise
 
 from __future__ import annotations
 
-from kernels.geometry import BLACK
-from kernels.host import Board
+from gojax.kernels.geometry import BLACK
+from gojax.kernels.host import Board
 
 
 def black_wins(board: Board) -> float:

@@ -4,7 +4,7 @@ import json
 import pathlib
 
 from gojax.analyze import run_analyze
-from search.params import SearchParams
+from gojax.search.params import SearchParams
 
 GAME = str(pathlib.Path(__file__).parent / "data" / "game_b.sgf")
 PARAMS = SearchParams(leaves=4, playouts_per_leaf=4, seed=3)

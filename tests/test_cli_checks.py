@@ -115,7 +115,7 @@ def test_search_flags_come_from_the_dataclass_and_land_in_it():
     import dataclasses
 
     from gojax.cli import build_parser, search_params
-    from search.params import SearchParams
+    from gojax.search.params import SearchParams
     for command in (["gtp"], ["bench", "--search"], ["analysis"], ["analyze", "x.sgf", "--out", "x.jsonl"]):
         args = build_parser().parse_args(command)
         assert search_params(args) == SearchParams()

@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from kernels.host import Board
-from search.forest import Forest
-from search.mcts import Search
-from search.params import SearchParams
+from gojax.kernels.host import Board
+from gojax.search.forest import Forest
+from gojax.search.mcts import Search
+from gojax.search.params import SearchParams
 
 
 def positions():
@@ -58,8 +58,8 @@ def test_a_forest_refuses_what_it_cannot_share():
 def test_root_parallel_player_merges_the_trees_roots():
     import io
 
+    from gojax.kernels.geometry import BLACK, WHITE
     from gojax.player import Player, PlayerOptions
-    from kernels.geometry import BLACK, WHITE
     params = SearchParams(leaves=4, playouts_per_leaf=4, seed=1)
     p = Player(7, 7.5, params, PlayerOptions(simulations=96, trees=3, log=io.StringIO(), resign=False))
     move = p.genmove(BLACK)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gojax.gtp_client import GtpClient
-from kernels.geometry import BLACK
-from kernels.host import Board
+from gojax.kernels.geometry import BLACK
+from gojax.kernels.host import Board
 from tests.helpers import gnugo_path
 
 

@@ -4,8 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

@@ -6,9 +6,9 @@ import jax
 import pytest
 
 from gojax import judge
+from gojax.kernels.geometry import BLACK, WHITE
 from gojax.player import Player, PlayerOptions
-from kernels.geometry import BLACK, WHITE
-from search.params import SearchParams
+from gojax.search.params import SearchParams
 from tests.helpers import board, vertices
 
 # Black owns A-E, White F-J; the white stone at C7 is dead inside Black's area.

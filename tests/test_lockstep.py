@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernels import rules
-from kernels.host import Board
-from kernels.state import batch_from_host, from_host, stack
+from gojax.kernels import rules
+from gojax.kernels.host import Board
+from gojax.kernels.state import batch_from_host, from_host, stack
 
 legal_batch = jax.jit(jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=False)))
 masks_batch = jax.jit(jax.vmap(rules.legal_and_capture_masks))

@@ -5,10 +5,10 @@ import jax
 import numpy as np
 import pytest
 
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
-from kernels.playout import MERCY_MIN, PlayoutConfig, empty_boards, run_playouts
-from kernels.state import from_host, stack
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
+from gojax.kernels.playout import MERCY_MIN, PlayoutConfig, empty_boards, run_playouts
+from gojax.kernels.state import from_host, stack
 from tests.helpers import board
 
 

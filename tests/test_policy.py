@@ -12,11 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernels import policy, policy_host, rules
-from kernels.host import Board
-from kernels.patterns import neighbourhood_index, pattern_table
-from kernels.playout import PlayoutConfig, run_playouts
-from kernels.state import batch_from_host, from_host
+from gojax.kernels import policy, policy_host, rules
+from gojax.kernels.host import Board
+from gojax.kernels.patterns import neighbourhood_index, pattern_table
+from gojax.kernels.playout import PlayoutConfig, run_playouts
+from gojax.kernels.state import batch_from_host, from_host
 from tests.helpers import board
 
 MOGO = PlayoutConfig(policy="mogo")
@@ -367,7 +367,7 @@ def test_self_atari_rule_redraws_a_uniform_move_that_self_ataris_two_stones():
 def test_the_batched_check_chooses_the_same_moves_as_choose():
     """kernels/playout.py checks the pick's liberties only on the boards that need it, a few
     rows at a time (here one, so the sub-batch loop runs many times): same moves, same rules."""
-    from kernels.playout import _choose_batch
+    from gojax.kernels.playout import _choose_batch
     starts = random_positions(9, 24, seed=5)
     state = batch_from_host(starts)
     words = jax.random.bits(jax.random.key(8), (len(starts), 4), jnp.uint32)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
-from search.priors import BAD, GOOD, NEUTRAL, mogo_values
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
+from gojax.search.priors import BAD, GOOD, NEUTRAL, mogo_values
 from tests.helpers import board
 
 
@@ -117,9 +117,9 @@ def test_device_prior_codes_equal_the_host_prior(size):
     """kernels/policy.prior_codes (+ the host's ladder reads) = mogo_values, on random games."""
     import jax
 
-    from kernels import policy
-    from kernels.state import batch_from_host
-    from search.priors import values_from_codes
+    from gojax.kernels import policy
+    from gojax.kernels.state import batch_from_host
+    from gojax.search.priors import values_from_codes
     codes_of = jax.jit(jax.vmap(policy.prior_codes))
     rng = np.random.default_rng(size)
     boards = []

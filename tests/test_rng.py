@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels import rng
+from gojax.kernels import rng
 
 
 def test_threefry_matches_the_random123_known_answers():

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from kernels.geometry import BLACK, CoordinateError, Geometry
-from kernels.host import IllegalMove
-from kernels.state import from_host
+from gojax.kernels.geometry import BLACK, CoordinateError, Geometry
+from gojax.kernels.host import IllegalMove
+from gojax.kernels.state import from_host
 from tests.helpers import board, device_fns, device_legal, device_play
 
 

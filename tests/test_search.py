@@ -6,14 +6,14 @@ import jax
 import numpy as np
 import pytest
 
-from kernels.host import Board
-from kernels.playout import run_playouts
-from kernels.state import batch_from_host
-from search.backup import backup_round, reference_backup
-from search.mcts import Search, Simulator
-from search.params import SearchParams
-from search.priors import mogo_values
-from search.select import action_values, edge_value, per_edge, refresh
+from gojax.kernels.host import Board
+from gojax.kernels.playout import run_playouts
+from gojax.kernels.state import batch_from_host
+from gojax.search.backup import backup_round, reference_backup
+from gojax.search.mcts import Search, Simulator
+from gojax.search.params import SearchParams
+from gojax.search.priors import mogo_values
+from gojax.search.select import action_values, edge_value, per_edge, refresh
 from tests.helpers import board
 
 
@@ -42,7 +42,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
     search = Search(board(START, komi=0.5), params, RecordingSimulator(params))
     reference = copy.deepcopy(search.tree)
     deepest, unadded = 0, 0
-    from search import priors
+    from gojax.search import priors
     for round_ in range(8):
         was = search.tree.initialised[:search.tree.num_nodes].copy()
         leaves = [search._descend() for _ in range(params.leaves)]
@@ -81,7 +81,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
 def test_virtual_loss_is_removed_exactly():
     import dataclasses
 
-    from search.backup import apply_virtual_loss
+    from gojax.search.backup import apply_virtual_loss
     params = SearchParams(leaves=3, playouts_per_leaf=2, prior="none", seed=2)
     search = Search(Board(5), params)
     search.run(simulations=24)
@@ -381,7 +381,7 @@ def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
 def test_every_per_node_array_is_listed_once_for_reroot():
     """reroot and bytes_per_node walk search.tree.NODE_ARRAYS: an array missing there would
     keep stale rows in a reused tree."""
-    from search.tree import NODE_ARRAYS, Tree
+    from gojax.search.tree import NODE_ARRAYS, Tree
     t = Tree(5, 8)
     per_node = {k for k, v in vars(t).items() if isinstance(v, np.ndarray) and v.shape[:1] == (t.capacity,)}
     assert per_node == set(NODE_ARRAYS)

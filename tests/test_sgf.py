@@ -4,9 +4,9 @@ import pathlib
 
 import pytest
 
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
 
 DATA = pathlib.Path(__file__).parent / "data"
 

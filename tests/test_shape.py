@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from gojax import learn
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
-from kernels.patterns import neighbourhood_index, neighbourhood_indices, symmetry_classes
-from search import shape
-from search.mcts import Search
-from search.params import SearchParams
-from search.priors import NEUTRAL, mogo_values
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
+from gojax.kernels.patterns import neighbourhood_index, neighbourhood_indices, symmetry_classes
+from gojax.search import shape
+from gojax.search.mcts import Search
+from gojax.search.params import SearchParams
+from gojax.search.priors import NEUTRAL, mogo_values
 from tests.helpers import board
 
 CORNER = """

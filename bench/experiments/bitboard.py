@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.geometry import BLACK
+from gojax.kernels.geometry import BLACK
 
 
 @chex.dataclass(frozen=True)

@@ -24,10 +24,10 @@ import numpy as np  # noqa: E402
 
 from bench.experiments.bitboard import Layout, bitboard_playouts, empty_bitboards  # noqa: E402
 from gojax.bench import device_description, grid_arguments, versions  # noqa: E402
-from kernels.geometry import Geometry  # noqa: E402
-from kernels.host import Board  # noqa: E402
-from kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
-from kernels.state import from_host  # noqa: E402
+from gojax.kernels.geometry import Geometry  # noqa: E402
+from gojax.kernels.host import Board  # noqa: E402
+from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
+from gojax.kernels.state import from_host  # noqa: E402
 
 
 def measure(size: int, batch: int, repeats: int) -> dict:

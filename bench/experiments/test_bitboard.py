@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from bench.experiments.bitboard import Layout, bitboard_playouts, empty_bitboards, to_points
-from kernels.geometry import BLACK, WHITE
-from kernels.host import Board
+from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.host import Board
 
 
 @pytest.mark.parametrize("size,batch", [(5, 64), (9, 32)])
