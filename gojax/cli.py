@@ -314,6 +314,9 @@ def _add_scaling(sub):
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
     p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time in each match (default 1)")
+    p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
+                   help="--study selfplay: play each match in this process, G games at once, all their searches"
+                        " in one device call per round (gojax/arena.py)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 
@@ -325,8 +328,8 @@ def _run_scaling(args) -> int:
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
     try:
         rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
-                           extra, progress=not args.no_progress, jobs=args.jobs)
-    except (EngineFailure, ResumeError) as err:
+                           extra, progress=not args.no_progress, jobs=args.jobs, parallel_games=args.parallel_games or 0)
+    except (EngineFailure, ResumeError, ValueError) as err:
         print(f"gojax scaling: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # finished games are saved; the match runner said where

@@ -193,7 +193,19 @@ class Player:
     def genmove(self, color: int, cleanup: bool = False, commit: bool = True):
         """The move to play for `color`: a point, None (pass) or RESIGN.  Plays it unless
         commit=False (reg_genmove)."""
-        result = self.think(color)
+        return self.decide(color, self.think(color), cleanup, commit)
+
+    def prepare(self, color: int) -> Search:
+        """The search for `color` to move here, for a caller that runs it itself (gojax/arena.py
+        runs many players' searches in one forest), then calls `decide` with its result."""
+        if self.board.to_play != color:
+            self.board.to_play = color
+            self.board.ko = None
+        return self._search_for(self.board)
+
+    def decide(self, color: int, result: SearchResult, cleanup: bool = False, commit: bool = True):
+        """genmove's decisions on a finished search: resign, pass only when the count wins, play."""
+        self.last = result
         move = result.move
         threshold = self.params.resign_threshold
         # Resign on a full search: resign_min_simulations, or the whole budget when it is smaller.

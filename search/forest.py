@@ -60,6 +60,19 @@ class Forest:
         plist = list(params) if isinstance(params, (list, tuple)) else [params] * len(boards)
         if len(plist) != len(boards) or not boards:
             raise ValueError("a forest needs one or more boards and one SearchParams per board (or one for all)")
+        self._setup([Search(b, p) for b, p in zip(boards, plist)])
+
+    @classmethod
+    def of(cls, searches: list[Search]) -> Forest:
+        """A forest of existing searches (their trees, keys and call counters carry on)."""
+        forest = cls.__new__(cls)
+        forest._setup(list(searches))
+        return forest
+
+    def _setup(self, searches: list[Search]) -> None:
+        if not searches:
+            raise ValueError("a forest needs one or more searches")
+        plist = [s.params for s in searches]
         first = plist[0]
         for p in plist:
             if (p.leaves, p.playouts_per_leaf, p.playout_config(), p.uses_mogo_verdicts) != \
@@ -67,10 +80,10 @@ class Forest:
                 raise ValueError("the trees of a forest share one device call: same L, K, playout policy and prior")
             if p.pool_prob > 0 or p.cmc_prob > 0:
                 raise ValueError("poolRave and contextual Monte-Carlo keep per-tree device tables: not in a forest")
-        if len({b.size for b in boards}) != 1:
+        if len({s.size for s in searches}) != 1:
             raise ValueError("the boards of a forest must have one size")
         self.params = first
-        self.searches = [Search(b, p) for b, p in zip(boards, plist)]
+        self.searches = searches
         self.config = first.playout_config()
         self._play_on_finished = [p.rules == "chinese" for p in plist]
         self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-forest")
@@ -98,7 +111,8 @@ class Forest:
             seconds: float | None = None) -> list[SearchResult]:
         """Search every tree for its budget of simulations (one for all, or one per tree),
         rounded up to whole rounds of L x K, as `Search.run`, or until `seconds` have passed;
-        returns each tree's result."""
+        returns each tree's result.  A tree with a budget of 0 is left alone (its rows in each
+        call are padding), so a caller can keep the forest's shape while trees drop out."""
         budgets = [simulations] * self.size if isinstance(simulations, int) else list(simulations)
         p = self.params
         per_call = p.batch
@@ -108,7 +122,7 @@ class Forest:
         done = [0] * self.size
         own = [np.zeros(s.size * s.size) for s in self.searches]
         caps = [0] * self.size
-        active = [True] * self.size
+        active = [b > 0 for b in budgets]
         pending = None  # (leaves per tree or None, future)
         deadline = None if seconds is None else t_start + seconds
         while True:
