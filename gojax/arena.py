@@ -93,6 +93,7 @@ def _play(games: list[_Game], cfg: MatchConfig) -> None:
     """Every game to its end: each ply, the side to move in every unfinished game searches, all
     in one forest; finished games keep their seat with a budget of 0."""
     searches = [None] * len(games)
+    forest = None
     while not all(g.over for g in games):
         budgets = []
         for i, g in enumerate(games):
@@ -104,7 +105,9 @@ def _play(games: list[_Game], cfg: MatchConfig) -> None:
             budgets.append(g.players[color].options.simulations)
         filler = next(s for s in searches if s is not None)
         t0 = time.perf_counter()
-        results = Forest.of([s or filler for s in searches]).run(budgets)
+        trees = [s or filler for s in searches]
+        forest = Forest.of(trees) if forest is None else forest.use(trees)
+        results = forest.run(budgets)
         share = (time.perf_counter() - t0) / max(1, sum(b > 0 for b in budgets))
         for g, r, budget in zip(games, results, budgets):
             if not budget:

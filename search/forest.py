@@ -86,7 +86,14 @@ class Forest:
         self.searches = searches
         self.config = first.playout_config()
         self._play_on_finished = [p.rules == "chinese" for p in plist]
-        self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-forest")
+        if not hasattr(self, "_device"):  # kept when `use` swaps the searches
+            self._device = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-forest-device")
+            self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-forest-fetch")
+
+    def use(self, searches: list[Search]) -> Forest:
+        """Search these trees from now on (same checks as `of`; the worker threads are kept)."""
+        self._setup(list(searches))
+        return self
 
     @property
     def size(self) -> int:
@@ -103,9 +110,12 @@ class Forest:
                 bs = [b.resumed() if b.game_over else b for b in bs]
             rows.extend(bs + [bs[0]] * (p.leaves - len(bs)))  # each tree pads its own rows, as alone
         keys = jnp.stack([s._key for s in self.searches])
-        res = _play_forest(numpy_fields(rows), keys, np.asarray(calls, np.int32), p.leaves,
-                           p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
-        return self._fetcher.submit(jax.device_get, res)
+        fields = numpy_fields(rows)
+        # Dispatch on a worker thread: on a GPU the playout loop's call blocks its caller until
+        # the loop ends, and the host's next descents must not wait for it (search/mcts.py).
+        started = self._device.submit(_play_forest, fields, keys, np.asarray(calls, np.int32), p.leaves,
+                                      p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
+        return self._fetcher.submit(lambda: jax.device_get(started.result()))
 
     def run(self, simulations: int | list[int], stop_early: bool = True,
             seconds: float | None = None) -> list[SearchResult]:
