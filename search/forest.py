@@ -8,8 +8,9 @@ leaf)) and a playout's numbers do not depend on its batch, so tree g of a forest
 move, what a lone `Search` with that seed gives (tests/test_forest.py).  As in `Search.run`,
 one round is in flight while the previous one is backed up, in the same order.
 
-The call has a fixed shape (G x L rows): trees that have finished send copies of a board, and
-their rows are dropped, so trees can stop at different times without a recompile.  The host
+Each call plays only the trees still searching, packed and padded to a power of two of trees:
+trees stop at different times (a budget met, a game over) without costing playouts, and a forest
+compiles at most log2 G + 1 shapes.  The host
 work (descents, backups) is still a loop over trees; its cost per leaf is what
 `gojax bench --search --trees G` reports beside the aggregate rate.  poolRave and contextual
 Monte-Carlo (per-tree device tables) are not supported in a forest.
@@ -100,29 +101,34 @@ class Forest:
         return len(self.searches)
 
     def _submit(self, leaf_boards: list[list[Board] | None], calls: list[int]) -> concurrent.futures.Future:
-        """Start one round (asynchronously) and fetch its result to the host on a second thread."""
+        """Start one round (asynchronously) and fetch its result to the host on a second thread.
+        Only the trees with leaves this round are played, packed in order and padded to a power
+        of two of trees: a few shapes to compile, and no playouts for trees that have stopped."""
         p = self.params
-        pad = next(bs[0] for bs in leaf_boards if bs)
+        active = [g for g, bs in enumerate(leaf_boards) if bs]
+        bucket = 1 << (len(active) - 1).bit_length()
         rows = []
-        for g, bs in enumerate(leaf_boards):
-            bs = bs or [pad]
+        for g in active:
+            bs = leaf_boards[g]
             if self._play_on_finished[g]:
                 bs = [b.resumed() if b.game_over else b for b in bs]
             rows.extend(bs + [bs[0]] * (p.leaves - len(bs)))  # each tree pads its own rows, as alone
-        keys = jnp.stack([s._key for s in self.searches])
+        rows.extend(rows[:p.leaves] * (bucket - len(active)))
+        order = active + [active[0]] * (bucket - len(active))
+        keys = jnp.stack([self.searches[g]._key for g in order])
         fields = numpy_fields(rows)
         # Dispatch on a worker thread: on a GPU the playout loop's call blocks its caller until
         # the loop ends, and the host's next descents must not wait for it (search/mcts.py).
-        started = self._device.submit(_play_forest, fields, keys, np.asarray(calls, np.int32), p.leaves,
-                                      p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
+        started = self._device.submit(_play_forest, fields, keys, np.asarray([calls[g] for g in order], np.int32),
+                                      p.leaves, p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
         return self._fetcher.submit(lambda: jax.device_get(started.result()))
 
     def run(self, simulations: int | list[int], stop_early: bool = True,
             seconds: float | None = None) -> list[SearchResult]:
         """Search every tree for its budget of simulations (one for all, or one per tree),
         rounded up to whole rounds of L x K, as `Search.run`, or until `seconds` have passed;
-        returns each tree's result.  A tree with a budget of 0 is left alone (its rows in each
-        call are padding), so a caller can keep the forest's shape while trees drop out."""
+        returns each tree's result.  A tree with a budget of 0 is left alone, so a caller can keep
+        its seats while trees drop out."""
         budgets = [simulations] * self.size if isinstance(simulations, int) else list(simulations)
         p = self.params
         per_call = p.batch
@@ -161,10 +167,9 @@ class Forest:
                 result = pending[1].result()
                 wait += time.perf_counter() - t0
                 t0 = time.perf_counter()
-                for g, ls in enumerate(pending[0]):
-                    if ls is None:
-                        continue
-                    o, c = self.searches[g]._backup(ls, _rows(result, g * p.leaves, (g + 1) * p.leaves))
+                played = [g for g, ls in enumerate(pending[0]) if ls is not None]  # the call's tree order
+                for pos, g in enumerate(played):
+                    o, c = self.searches[g]._backup(pending[0][g], _rows(result, pos * p.leaves, (pos + 1) * p.leaves))
                     own[g] += o
                     caps[g] += c
                     done[g] += per_call
