@@ -16,7 +16,7 @@ import json
 import math
 import sys
 
-from gojax.evaluate import _done_rows, _truncate_to_rows, check_sgf_files, evaluate, sgf_positions
+from gojax.evaluate import check_sgf_files, done_rows, evaluate, sgf_positions, truncate_to_rows
 from gojax.kernels.geometry import BLACK
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
@@ -29,10 +29,10 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
                 log=sys.stderr) -> int:
     """Append one JSON row per position to OUT (rows already there are skipped); returns rows written."""
     check_sgf_files(paths)
-    skip = _done_rows(out)
+    skip = done_rows(out)
     if skip:
         print(f"[analyze] resuming: {skip} rows already in {out}", file=log)
-        _truncate_to_rows(out, skip)
+        truncate_to_rows(out, skip)
     from tqdm import tqdm
     bar = tqdm(desc="analyze", unit="pos", file=log, disable=not progress, initial=skip)
     written, pending = 0, []

@@ -248,7 +248,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     # The device alone: the same number of rounds of G x L leaf boards (the trees' roots) x K
     # playouts, back to back with no host work: what the forest would run at if the host were free.
     from gojax.kernels.state import numpy_fields
-    from gojax.search.forest import _play_forest
+    from gojax.search.forest import play_forest
     rounds = -(-simulations // params.batch)
     fields = numpy_fields([b for b in boards for _ in range(params.leaves)])
     keys = jax.vmap(jax.random.key)(jnp.arange(trees))
@@ -256,7 +256,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     for rep in range(policy_repeats):
         t0 = time.perf_counter()
         for c in range(rounds):
-            jax.block_until_ready(_play_forest(fields, keys, jnp.full(trees, c + 1000 * rep, jnp.int32), params.leaves,
+            jax.block_until_ready(play_forest(fields, keys, jnp.full(trees, c + 1000 * rep, jnp.int32), params.leaves,
                                                params.playouts_per_leaf, params.playout_config(),
                                                params.uses_mogo_verdicts).wins)
         alone.append(time.perf_counter() - t0)

@@ -137,7 +137,7 @@ def _expand(paths):
 
 # --- the CLI job -------------------------------------------------------------------------------
 
-def _done_rows(out: str) -> int:
+def done_rows(out: str) -> int:
     if not os.path.exists(out):
         return 0
     with open(out) as f:
@@ -161,11 +161,11 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
     per position to OUT (.jsonl or .csv); rows already there are skipped.  Returns rows written.
     With several processes (jax.distributed) all must see the same OUT; process 0 writes it."""
     final_move = check_sgf_files(paths)  # before any work: a bad file is an error, not a skip
-    skip = _done_rows(out)
+    skip = done_rows(out)
     writer = jax.process_index() == 0
     if skip and writer:
         print(f"[evaluate] resuming: {skip} rows already in {out}", file=log)
-        _truncate_to_rows(out, skip)
+        truncate_to_rows(out, skip)
     csv_mode = out.endswith(".csv")
     from tqdm import tqdm
     bar = tqdm(desc="evaluate", unit="pos", file=log, disable=not progress, initial=skip)
@@ -190,7 +190,7 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
     return written
 
 
-def _truncate_to_rows(out: str, rows: int) -> None:
+def truncate_to_rows(out: str, rows: int) -> None:
     with open(out) as f:
         lines = [line for line in f if line.strip()]
     keep = lines[:rows + (1 if out.endswith(".csv") else 0)]

@@ -30,21 +30,21 @@ from gojax.kernels import rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
 from gojax.kernels.state import numpy_fields, with_placeholder_chains
-from gojax.search.mcts import Search, SearchResult, _leaf_keys, _prior_codes
+from gojax.search.mcts import Search, SearchResult, leaf_keys, leaf_prior_codes
 from gojax.search.params import SearchParams
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior"))
-def _play_forest(fields: dict, keys: jax.Array, calls: jax.Array, leaves: int, k: int, config: PlayoutConfig,
+def play_forest(fields: dict, keys: jax.Array, calls: jax.Array, leaves: int, k: int, config: PlayoutConfig,
                  with_prior: bool) -> PlayoutResult:
     """One round of G trees: fields hold G x L leaf boards (tree-major); keys [G] the trees' keys,
     calls int32 [G] their call counters.  Leaf i of tree g plays with fold_in(fold_in(keys[g],
     calls[g]), i), as search.mcts._play_leaves does for one tree."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
-    per_tree = jax.vmap(lambda key, call: _leaf_keys(jax.random.fold_in(key, call), jnp.arange(leaves)))(keys, calls)
+    per_tree = jax.vmap(lambda key, call: leaf_keys(jax.random.fold_in(key, call), jnp.arange(leaves)))(keys, calls)
     res = run_playouts(states, per_tree.reshape(-1), k, config)
     if with_prior:
-        res = res.replace(start_prior=_prior_codes(states))
+        res = res.replace(start_prior=leaf_prior_codes(states))
     return res
 
 
@@ -119,7 +119,7 @@ class Forest:
         fields = numpy_fields(rows)
         # Dispatch on a worker thread: on a GPU the playout loop's call blocks its caller until
         # the loop ends, and the host's next descents must not wait for it (search/mcts.py).
-        started = self._device.submit(_play_forest, fields, keys, np.asarray([calls[g] for g in order], np.int32),
+        started = self._device.submit(play_forest, fields, keys, np.asarray([calls[g] for g in order], np.int32),
                                       p.leaves, p.playouts_per_leaf, self.config, p.uses_mogo_verdicts)
         return self._fetcher.submit(lambda: jax.device_get(started.result()))
 

@@ -35,12 +35,12 @@ _label_chains = jax.jit(jax.vmap(rules.with_chains))
 
 
 @jax.jit
-def _prior_codes(states):
+def leaf_prior_codes(states):
     """int8 [L, P]: the MoGo prior's verdicts (kernels/policy.prior_codes) at each leaf position."""
     return jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(geometry_of(states).point_to_cell)]
 
 
-def _leaf_keys(key, index):
+def leaf_keys(key, index):
     """One PRNG key per leaf: fold_in(key, leaf index)."""
     return jax.vmap(lambda i: jax.random.fold_in(key, i))(index)
 
@@ -53,10 +53,10 @@ def _play_leaves(fields: dict, key: jax.Array, call: jax.Array, k: int, config: 
     leaf), and the MoGo prior's verdicts for the new nodes.  One call, not four: each jitted call
     costs host Python that the search's own thread would wait for (the interpreter lock)."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
-    keys = _leaf_keys(jax.random.fold_in(key, call), jnp.arange(fields["color"].shape[0], dtype=jnp.int32))
+    keys = leaf_keys(jax.random.fold_in(key, call), jnp.arange(fields["color"].shape[0], dtype=jnp.int32))
     res = run_playouts(states, keys, k, config)
     if with_prior:
-        res = res.replace(start_prior=_prior_codes(states))
+        res = res.replace(start_prior=leaf_prior_codes(states))
     return res
 
 
@@ -110,7 +110,7 @@ class Simulator:
             return _play_leaves(numpy_fields(boards), key, np.int32(call), self.k, self.config, self.prior_codes)
         res, states = self._playouts(boards, key, pools, call)
         if self.prior_codes:  # the new nodes' MoGo prior, computed where the leaf boards already are
-            res = res.replace(start_prior=_prior_codes(states))
+            res = res.replace(start_prior=leaf_prior_codes(states))
         return res
 
     def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None,
@@ -119,7 +119,7 @@ class Simulator:
         boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
         states = _label_chains(numpy_batch(boards))  # one copy to the device, which labels the chains
         index = np.arange(len(boards), dtype=np.int32)
-        keys = self._leaf_keys(key, index) if call is None else self._call_leaf_keys(key, np.int32(call), index)
+        keys = self.leaf_keys(key, index) if call is None else self._call_leaf_keys(key, np.int32(call), index)
         if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
             pool = None
             if self.pool_size:
@@ -148,12 +148,12 @@ class Simulator:
         """Forget the CMC tables (they are learned over one game)."""
         self.cmc = None
 
-    _leaf_keys = staticmethod(jax.jit(_leaf_keys))
+    leaf_keys = staticmethod(jax.jit(leaf_keys))
 
     @staticmethod
     @jax.jit
     def _call_leaf_keys(key, call, index):
-        return _leaf_keys(jax.random.fold_in(key, call), index)
+        return leaf_keys(jax.random.fold_in(key, call), index)
 
     def warm_up(self, board: Board) -> float:
         """Compile for this board size and batch shape; returns the seconds it took."""
