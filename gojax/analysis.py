@@ -15,8 +15,9 @@ network's policy).  scoreLead is the root's only (the mean area count of the sea
 playouts); per move, gojax has no score estimate and leaves it out.
 
 Actions: query_version, terminate (queued turns of that id answer noResults), clear_cache.
-A bad query gets {"error": ..., "field": ..., "id": ...} and the engine goes on.  Queries are
-answered in the order they arrive, one search at a time.
+A bad query gets {"error": ..., "field": ..., "id": ...} and the engine goes on.  The turns
+queued when a search starts (up to `--batch`) are searched together, one device call per round
+for all of them (search/forest.py); a turn with reportDuringSearchEvery is searched alone.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 from gojax import __version__
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import Board, IllegalMove
+from gojax.search.forest import Forest
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
 
@@ -122,12 +124,14 @@ def _top_left_rows(values: np.ndarray, size: int) -> list[float]:
 
 class AnalysisEngine:
     def __init__(self, params: SearchParams = SearchParams(), max_visits: int = 500, report_as: str = "SIDETOMOVE",
-                 log: IO = sys.stderr):
+                 log: IO = sys.stderr, batch: int = 64):
+        """`batch`: at most this many queued turns are searched together (search/forest.py)."""
         self.params = params
         self.max_visits = max_visits
         self.report_as = report_as
         self.log = log
         self.terminated: set[str] = set()
+        self.batch = batch
 
     # --- one query ------------------------------------------------------------------------------
     def parse(self, line: str) -> tuple[list[dict], list[dict]]:
@@ -161,6 +165,22 @@ class AnalysisEngine:
                           "policy": bool(query.get("includePolicy")), "every": every})
         return items, [{"warning": w, "field": "moves" if "move" in w else "rules", "id": query["id"]}
                        for w in warnings]
+
+    def analyse_batch(self, items: list[dict], emit) -> None:
+        """Queued turns of one board size and rules share a forest (one device call per round);
+        a turn that reports during its search is searched alone."""
+        groups: dict = {}
+        for item in items:
+            if item["every"]:
+                self.analyse(item, emit)
+            else:
+                groups.setdefault((item["board"].size, item["rules"]), []).append(item)
+        for (_, rules), group in groups.items():
+            params = dataclasses.replace(self.params, rules=rules)
+            forest = Forest([item["board"] for item in group], params)
+            results = forest.run([item["visits"] for item in group], stop_early=False)
+            for item, search, r in zip(group, forest.searches, results):
+                emit(self.response(item, item["board"], search, r, during=False))
 
     def analyse(self, item: dict, emit) -> None:
         """Search one turn and emit its response (and partial ones with reportDuringSearchEvery)."""
@@ -220,14 +240,26 @@ class AnalysisEngine:
                 out.flush()
 
         def worker():
-            while (item := work.get()) is not None:
-                if item["id"] in self.terminated:
-                    emit({"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": False, "noResults": True})
-                    continue
+            stop = False
+            while not stop:
+                batch = [work.get()]
+                while len(batch) < self.batch and not work.empty():  # whatever else is queued now
+                    batch.append(work.get())
+                if None in batch:
+                    stop = True
+                    batch = [item for item in batch if item is not None]
+                live = []
+                for item in batch:
+                    if item["id"] in self.terminated:
+                        emit({"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": False,
+                              "noResults": True})
+                    else:
+                        live.append(item)
                 try:
-                    self.analyse(item, emit)
+                    self.analyse_batch(live, emit)
                 except Exception as err:  # one failed search must not stop the engine
-                    emit({"error": f"internal error: {err}", "id": item["id"]})
+                    for item in live:
+                        emit({"error": f"internal error: {err}", "id": item["id"]})
 
         thread = threading.Thread(target=worker, daemon=True)
         thread.start()

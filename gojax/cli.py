@@ -408,6 +408,8 @@ def _run_analyze(args) -> int:
 def _add_analysis(sub):
     p = sub.add_parser("analysis", help="KataGo's JSON analysis protocol on stdin/stdout (gojax/analysis.py)")
     p.add_argument("--visits", type=positive_int, default=500, help="simulations per turn without maxVisits (500)")
+    p.add_argument("--batch", type=positive_int, default=64, metavar="G",
+                   help="queued turns searched together, one device call per round (default 64)")
     p.add_argument("--report-as", choices=["SIDETOMOVE", "BLACK", "WHITE"], default="SIDETOMOVE",
                    help="whose view winrates, scores and ownership take (KataGo's reportAnalysisWinratesAs)")
     p.add_argument("--seed", type=int, default=0)
@@ -428,7 +430,7 @@ def _run_analysis(args) -> int:
                         ("-analysis-threads", args.katago_threads)):
         if value is not None:
             print(f"[gojax] analysis: {flag} {value} ignored (gojax has no config file or network)", file=sys.stderr)
-    AnalysisEngine(params, args.visits, args.report_as).serve(sys.stdin, sys.stdout)
+    AnalysisEngine(params, args.visits, args.report_as, batch=args.batch).serve(sys.stdin, sys.stdout)
     return 0
 
 

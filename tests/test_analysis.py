@@ -66,7 +66,17 @@ def test_bad_queries_get_errors_and_the_engine_goes_on():
 def test_terminate_answers_the_queued_turns_with_no_results():
     game = {"id": "long", "moves": [["B", "C3"], ["W", "E5"], ["B", "D4"]], "rules": "chinese", "boardXSize": 7,
             "boardYSize": 7, "analyzeTurns": [0, 1, 2, 3], "maxVisits": 200}
-    replies, _ = ask(game, {"id": "t", "action": "terminate", "terminateId": "long"})
+    # One turn at a time (--batch 1): the terminate line arrives while turn 0 is searched.
+    replies, _ = ask(game, {"id": "t", "action": "terminate", "terminateId": "long"}, extra=["--batch", "1"])
     turns = [r for r in replies if r.get("id") == "long"]
     assert {"id": "t", "action": "terminate", "terminateId": "long"} in replies
     assert len(turns) == 4 and any(r.get("noResults") for r in turns)
+
+
+def test_turns_searched_together_answer_as_turns_searched_alone():
+    game = {"id": "g", "moves": [["B", "C3"], ["W", "E5"], ["B", "D4"]], "rules": "chinese", "boardXSize": 7,
+            "boardYSize": 7, "analyzeTurns": [0, 1, 2, 3], "maxVisits": 48, "includeOwnership": True}
+    together, _ = ask(game, extra=["--batch", "8"])
+    alone, _ = ask(game, extra=["--batch", "1"])
+    key = lambda r: r["turnNumber"]  # noqa: E731
+    assert sorted(together, key=key) == sorted(alone, key=key) and len(alone) == 4
