@@ -39,6 +39,12 @@ step 120 "search 9x9 $SIMS_BIG L64 K32" $PY -m gojax bench --search --board 9 --
 step 120 "search 19x19 $SIMS_BIG L32 K32" $PY -m gojax bench --search --board 19 --simulations $SIMS_BIG --leaves 32 \
   --playouts-per-leaf 32 --repeats 1 --no-progress --json
 
+# The forest: G searches, one device call per round (issue: >= 100,000 simulations/s at 9x9).
+for g in 1 8 64 256; do
+  step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations 1000 --repeats 2 \
+    --no-progress --json
+done
+
 # Bare playouts, the README's main job, at GPU batch sizes.
 for b in $B9; do
   step 90 "gojax bench 9x9 B=$b uniform" $PY -m gojax bench --board 9 --batch $b --policy uniform --no-progress
@@ -52,7 +58,7 @@ step 200 "compare_pgx" $PY bench/compare_pgx.py --boards 9 19 --batches $B9 --re
   --pgx-max-batch-19 4096 --out "$OUT"
 
 # Per-point vs bitboard layout.
-step 150 "layouts" $PY bench/layouts.py --sizes 9 19 --batches $B9 --batches-19 $B19 --repeats 5 \
+step 150 "layouts" $PY bench/experiments/layouts.py --sizes 9 19 --batches $B9 --batches-19 $B19 --repeats 5 \
   --out "$OUT/layouts.md"
 grep -h '"simulations_per_sec"' "$LOG" > "$OUT/search.jsonl"
 echo "suite done $(date +%T)"
