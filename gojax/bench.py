@@ -195,7 +195,7 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     for i, pos in enumerate(positions):
         t0 = time.perf_counter()
         for c in range(rounds):
-            jax.block_until_ready(simulator.dispatch([pos] * params.leaves, jax.random.key(1000 * i + c)).wins)
+            jax.block_until_ready(simulator.dispatch([pos] * params.leaves, jax.random.key(i), call=c).wins)
         alone.append(time.perf_counter() - t0)
     leaves = [r.simulations // params.playouts_per_leaf for r in rows]
     return {

@@ -96,16 +96,16 @@ class Simulator:
         return self._fetcher.submit(lambda: jax.device_get(started.result()))
 
     def dispatch(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None,
-                 call: int | None = None) -> PlayoutResult:
+                 call: int = 0) -> PlayoutResult:
         """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
-        With `call`, the key used is fold_in(key, call).
+        Leaf i plays with fold_in(fold_in(key, call), i), on every path (one key derivation).
 
         pools: int32 [len(boards), 2, pool_size] poolRave cells (0 = empty), when poolRave is on.
         With several local devices the L leaves are split over them (shard_map, one key per
         leaf: the same numbers as on one device); extra rows from padding are ignored."""
         if self.play_on_finished:
             boards = [b.resumed() if b.game_over else b for b in boards]
-        if call is not None and self.devices == 1 and not (self.pool_size or self.config.cmc_prob > 0):
+        if self.devices == 1 and not (self.pool_size or self.config.cmc_prob > 0):
             boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
             return _play_leaves(numpy_fields(boards), key, np.int32(call), self.k, self.config, self.prior_codes)
         res, states = self._playouts(boards, key, pools, call)
@@ -113,13 +113,12 @@ class Simulator:
             res = res.replace(start_prior=leaf_prior_codes(states))
         return res
 
-    def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None,
-                  call: int | None = None):
+    def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None, call: int):
         n = len(boards)
         boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
         states = _label_chains(numpy_batch(boards))  # one copy to the device, which labels the chains
         index = np.arange(len(boards), dtype=np.int32)
-        keys = self.leaf_keys(key, index) if call is None else self._call_leaf_keys(key, np.int32(call), index)
+        keys = self._call_leaf_keys(key, np.int32(call), index)
         if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
             pool = None
             if self.pool_size:
@@ -147,8 +146,6 @@ class Simulator:
     def new_game(self) -> None:
         """Forget the CMC tables (they are learned over one game)."""
         self.cmc = None
-
-    leaf_keys = staticmethod(jax.jit(leaf_keys))
 
     @staticmethod
     @jax.jit

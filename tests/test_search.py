@@ -59,7 +59,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
         for node in np.flatnonzero(search.tree.initialised[:len(was)] & ~was):  # priors added on this descent
             priors.initialise(reference, int(node), params)
         reference.num_nodes = search.tree.num_nodes
-        res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(round_)))
+        res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(0), call=round_))
         touched = backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
                                res.amaf_count, res.amaf_wins, amaf_rule)
         refresh(search.tree, touched, params, search._jitter)  # as Search._backup does, for the next descents
