@@ -33,6 +33,7 @@ from typing import IO
 import numpy as np
 
 from gojax import __version__
+from gojax.judge import RULE_NAMES
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import Board, IllegalMove
 from gojax.search.forest import Forest
@@ -41,8 +42,6 @@ from gojax.search.params import SearchParams
 
 READY = "Started, ready to begin handling requests"  # KataGo's line on stderr that clients wait for
 _PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
-_RULES = {"chinese": "chinese", "tromp-taylor": "tromp-taylor", "japanese": "chinese", "korean": "chinese",
-          "aga": "chinese", "new-zealand": "chinese", "new_zealand": "chinese", "stone-scoring": "chinese"}
 
 
 class QueryError(ValueError):
@@ -88,13 +87,11 @@ def _board_for(query: dict) -> tuple[Geometry, list[Board], list[str]]:
     positions = [board.copy()]
     for i, (color, point) in enumerate(moves):
         try:
-            board.play(point, color)
+            waived = board.play_recorded(point, color)
         except IllegalMove as err:
-            if err.reason not in ("ko", "superko"):
-                raise QueryError(f"illegal move {i + 1} ({g.to_gtp(point)}): {err}", "moves") from None
-            warnings.append(f"move {i + 1} ({g.to_gtp(point)}): {err}; played as the game's own rules allowed")
-            board.ko = None
-            board.play(point, color, superko=False)
+            raise QueryError(f"illegal move {i + 1} ({g.to_gtp(point)}): {err}", "moves") from None
+        if waived:
+            warnings.append(f"move {i + 1} ({g.to_gtp(point)}): {waived}; played as the game's own rules allowed")
         positions.append(board.copy())
     return g, positions, warnings
 
@@ -152,7 +149,7 @@ class AnalysisEngine:
         if not isinstance(visits, int) or visits < 1:
             raise QueryError("maxVisits must be a positive integer", "maxVisits")
         rules = query.get("rules", "chinese")
-        if not isinstance(rules, str) or rules.lower() not in _RULES:
+        if not isinstance(rules, str) or rules.lower() not in RULE_NAMES:
             warnings.append(f"rules {rules!r}: gojax counts by area (chinese); using chinese")
             rules = "chinese"
         every = query.get("reportDuringSearchEvery")
@@ -161,7 +158,7 @@ class AnalysisEngine:
         items = []
         for t in turns:
             items.append({"id": query["id"], "turn": t, "board": positions[t], "visits": visits,
-                          "rules": _RULES[rules.lower()], "ownership": bool(query.get("includeOwnership")),
+                          "rules": RULE_NAMES[rules.lower()], "ownership": bool(query.get("includeOwnership")),
                           "policy": bool(query.get("includePolicy")), "every": every})
         return items, [{"warning": w, "field": "moves" if "move" in w else "rules", "id": query["id"]}
                        for w in warnings]

@@ -21,11 +21,10 @@ import time
 
 from gojax.kernels.geometry import BLACK, WHITE
 from gojax.kernels.host import Board
-from gojax.match import MatchConfig, load_results, referee_score, summarize
+from gojax.match import MatchConfig, counted, finish_game, load_results, referee_score, summarize
 from gojax.player import RESIGN, Player, PlayerOptions
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
-from gojax.sgf import board_to_sgf
 
 _NAMES = {BLACK: "black", WHITE: "white"}
 
@@ -126,21 +125,11 @@ def _record(g: _Game, cfg: MatchConfig) -> dict:
     score = None
     if g.reason is None:
         score = referee_score(cfg, g.board)
-        g.winner = BLACK if score > 0 else WHITE if score < 0 else None
-        g.reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
-        if not g.board.game_over:
-            g.reason += f" (stopped at {g.max_moves} moves)"
+        g.winner, g.reason = counted(score, g.board, g.max_moves)
     names = {c: e.name for c, e in g.engines.items()}
-    result = "0" if g.winner is None else (("B" if g.winner == BLACK else "W") + "+" +
-                                            ("R" if g.ended == "resign" else f"{abs(score):g}"))
-    sgf_path = os.path.join(cfg.out, "games", f"game{g.index:04d}.sgf")
-    with open(sgf_path, "wb") as f:
-        f.write(board_to_sgf(g.board, result=result, black=names[BLACK], white=names[WHITE],
-                             extra={"GC": g.reason}))
-    moves = len(g.board.moves)
-    return {"game": g.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
-            "commands": {e.name: e.command() for e in g.engines.values()},
-            "winner": None if g.winner is None else names[g.winner],
-            "winner_color": None if g.winner is None else _NAMES[g.winner], "result": result, "reason": g.reason,
-            "ended_by": g.ended, "forfeit": False, "moves": moves, "sgf": os.path.relpath(sgf_path, cfg.out),
-            "sec_per_move": {e.name: g.seconds / max(moves, 1) for e in g.engines.values()}}
+    record = {"game": g.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
+              "commands": {e.name: e.command() for e in g.engines.values()}}
+    moves = max(len(g.board.moves), 1)
+    record.update(finish_game(cfg, g.index, g.board, names, g.winner, g.reason, g.ended, score,
+                              {e.name: g.seconds / moves for e in g.engines.values()}))
+    return record

@@ -16,13 +16,14 @@ import numpy as np
 
 from gojax import __version__
 from gojax.gtp import GtpError, Quit, command
-from gojax.judge import KGS_RULES
+from gojax.judge import RULE_NAMES
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import IllegalMove
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 
 NAME = "gojax"
+KGS_NAMES = ("chinese", "japanese", "aga", "new_zealand", "tromp-taylor")  # what kgs-rules may say
 LIZZIE_VERSION = "0.17.0"  # Lizzie reads `version` as Leela Zero's and wants 0.15 or later
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
@@ -237,12 +238,12 @@ class GtpCommands:
 
     @command("kgs-rules")
     def kgs_rules(self, *args):
-        (name,) = _need(args, 1, "kgs-rules chinese|japanese|aga|new_zealand|tromp-taylor")
-        rules = KGS_RULES.get(name.lower())
-        if rules is None:
-            names = list(KGS_RULES)
-            raise GtpError(f"unknown rules: {name} ({', '.join(names[:-1])} or {names[-1]})")
-        if name.lower() in ("japanese", "aga", "new_zealand"):
+        (name,) = _need(args, 1, "kgs-rules " + "|".join(KGS_NAMES))
+        name = name.lower()
+        if name not in KGS_NAMES:
+            raise GtpError(f"unknown rules: {name} ({', '.join(KGS_NAMES[:-1])} or {KGS_NAMES[-1]})")
+        rules = RULE_NAMES[name]
+        if rules != name:
             print(f"[gojax] kgs-rules {name}: counting by area with dead stones removed (gojax counts no territory)",
                   file=self.player.options.log, flush=True)
         self.player.set_rules(rules)

@@ -28,8 +28,11 @@ from gojax.kernels.playout import PlayoutConfig, run_playouts
 from gojax.kernels.state import batch_from_host
 from gojax.search.params import RULES
 
-KGS_RULES = {"chinese": "chinese", "japanese": "chinese", "aga": "chinese", "new_zealand": "chinese",
-             "tromp-taylor": "tromp-taylor"}  # GTP kgs-rules names (area scoring for all of them)
+# Rule-set names that GTP kgs-rules and KataGo's analysis queries use, and how gojax counts each
+# (by area: territory rule sets are counted as Chinese, dead stones off).
+RULE_NAMES = {"chinese": "chinese", "japanese": "chinese", "korean": "chinese", "aga": "chinese",
+              "new_zealand": "chinese", "new-zealand": "chinese", "stone-scoring": "chinese",
+              "tromp-taylor": "tromp-taylor"}
 DEAD_BELOW = 0.0  # a chain is dead when its mean ownership, from its own side, is below this
 SEKI_ABOVE = -0.5  # seki is looked for among chains whose value is above this: random players fill a
 #                   seki's shared liberty, so its chains die in some playouts, but not in most

@@ -315,10 +315,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 if stop is not None and stop.is_set():  # the referee was killed by the ^C
                     raise MatchStopped(index) from None
                 raise EngineFailure(f"the referee {cfg.gnugo!r} failed to score game {index}: {err}") from None
-            winner = BLACK if score > 0 else WHITE if score < 0 else None
-            reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
-            if len(board.moves) >= max_moves and not board.game_over:
-                reason += f" (stopped at {max_moves} moves)"
+            winner, reason = counted(score, board, max_moves)
     finally:
         for e in engines.values():
             e.close()
@@ -326,6 +323,23 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 stop.forget(e)
     if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
         raise MatchStopped(index)
+    record.update(finish_game(cfg, index, board, names, winner, reason, ended, score,
+                              {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)}))
+    return record
+
+
+def counted(score: float, board: Board, max_moves: int) -> tuple[int | None, str]:
+    """(winner, reason) of a game decided by the referee's count (Black's margin `score`)."""
+    winner = BLACK if score > 0 else WHITE if score < 0 else None
+    reason = f"score {'B' if score > 0 else 'W'}+{abs(score):g}" if score else "jigo"
+    if len(board.moves) >= max_moves and not board.game_over:
+        reason += f" (stopped at {max_moves} moves)"
+    return winner, reason
+
+
+def finish_game(cfg: MatchConfig, index: int, board: Board, names: dict[int, str], winner: int | None,
+                reason: str | None, ended: str, score: float | None, sec_per_move: dict[str, float]) -> dict:
+    """Write game `index`'s SGF; returns the rest of its results.jsonl record (who won, how, where)."""
     forfeit = ended == "forfeit"
     result = "0" if winner is None else (("B" if winner == BLACK else "W") + "+" +
                                           ("R" if ended == "resign" else "F" if forfeit else f"{abs(score):g}"))
@@ -334,13 +348,10 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
     with open(sgf_path, "wb") as f:
         f.write(board_to_sgf(board, result=result, black=names[BLACK], white=names[WHITE],
                              extra={"GC": reason or ""}))
-    record.update({
-        "winner": None if winner is None else names[winner], "winner_color": None if winner is None else _NAMES[winner],
-        "result": result, "reason": reason, "ended_by": ended, "forfeit": forfeit, "moves": len(board.moves),
-        "sgf": os.path.relpath(sgf_path, cfg.out),
-        "sec_per_move": {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)},
-    })
-    return record
+    return {"winner": None if winner is None else names[winner],
+            "winner_color": None if winner is None else _NAMES[winner],
+            "result": result, "reason": reason, "ended_by": ended, "forfeit": forfeit, "moves": len(board.moves),
+            "sgf": os.path.relpath(sgf_path, cfg.out), "sec_per_move": sec_per_move}
 
 
 def referee_score(cfg: MatchConfig, board: Board, stop: Stop | None = None) -> float:

@@ -54,7 +54,7 @@ def board_to_sgf(board: Board, setup: dict[int, list[int]] | None = None, result
     return game.serialise()
 
 
-def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tuple[Board, dict]:
+def load_sgf(data: bytes, upto: int | None = None) -> tuple[Board, dict]:
     """Replay an SGF record: (board after `upto` moves (all when None), info dict with keys
     setup, komi, result, handicap, moves (the full list of (colour, point)), history (the
     boards before each move replayed, for undo), notes (what the record did that our rules
@@ -63,7 +63,7 @@ def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tupl
     A record is replayed with basic legality only: the point must be empty and the move no
     suicide.  A ko retake or a repeated whole-board position that the record's own rules
     allowed (situational superko, Japanese rules' long cycles) is played and named in notes;
-    positional superko (`superko`) applies to the moves played from there on."""
+    positional superko applies to the moves played from there on."""
     try:
         game = sgf.Sgf_game.from_bytes(data)
     except ValueError as err:
@@ -103,14 +103,12 @@ def load_sgf(data: bytes, upto: int | None = None, superko: bool = True) -> tupl
     for i, (color, p) in enumerate(moves[:upto] if upto is not None else moves):
         history.append(board.copy())
         try:
-            board.play(p, color, superko=superko)
+            waived = board.play_recorded(p, color)
         except IllegalMove as err:
-            if err.reason not in ("ko", "superko"):
-                raise SgfError(f"move {i + 1} ({board.geometry.to_gtp(p)}) is illegal: {err}") from err
-            notes.append(f"move {i + 1} ({board.geometry.to_gtp(p)}): {err}; the record's rules allowed it, so it is"
+            raise SgfError(f"move {i + 1} ({board.geometry.to_gtp(p)}) is illegal: {err}") from err
+        if waived:
+            notes.append(f"move {i + 1} ({board.geometry.to_gtp(p)}): {waived}; the record's rules allowed it, so it is"
                          " replayed")
-            board.ko = None
-            board.play(p, color, superko=False)
         board.to_play = opponent(color)
     result = root.get("RE") if root.has_property("RE") else None
     handicap = root.get("HA") if root.has_property("HA") else 0

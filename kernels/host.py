@@ -328,6 +328,20 @@ class Board:
         b.stones, b.geometry = stones, geometry
         return b.group(p)
 
+    def play_recorded(self, p: int | None, color: int) -> str | None:
+        """Replay a move of a game record with basic legality only (the point empty, no suicide):
+        a ko retake or a repeated position that the record's own rules allowed is played anyway.
+        Returns what our rules would have refused (None if nothing); raises IllegalMove otherwise."""
+        try:
+            self.play(p, color)
+            return None
+        except IllegalMove as err:
+            if err.reason not in ("ko", "superko"):
+                raise
+            self.ko = None
+            self.play(p, color, superko=False)
+            return str(err)
+
     def place(self, points: Iterable[int], color: int) -> None:
         """Set up stones (handicap, SGF AB/AW): no captures, no move recorded."""
         for p in points:
