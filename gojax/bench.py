@@ -251,7 +251,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     from gojax.search.forest import play_forest
     rounds = -(-simulations // params.batch)
     fields = numpy_fields([b for b in boards for _ in range(params.leaves)])
-    keys = jax.vmap(jax.random.key)(jnp.arange(trees))
+    keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(jnp.arange(trees))))
     alone = []
     for rep in range(policy_repeats):
         t0 = time.perf_counter()

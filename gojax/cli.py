@@ -357,18 +357,17 @@ def _add_evaluate(sub):
 
 
 def _run_evaluate(args) -> int:
-    from gojax.evaluate import SgfInputError, check_sgf_files, run_evaluate
+    from gojax.evaluate import SgfInputError, run_evaluate
     if not args.out.endswith((".jsonl", ".csv")):
         raise SystemExit("gojax evaluate: --out must end in .jsonl or .csv")
     writable_file("evaluate", "--out", args.out)
     if args.plot:
         writable_folder("evaluate", "--plot", args.plot)
-    try:
-        check_sgf_files(args.files)
+    try:  # run_evaluate reads every file before it writes anything
+        n = run_evaluate(args.files, args.out, args.playouts, args.seed, args.batch, args.policy, args.plot,
+                         progress=not args.no_progress)
     except SgfInputError as err:
         raise SystemExit(f"gojax evaluate: {err}") from None
-    n = run_evaluate(args.files, args.out, args.playouts, args.seed, args.batch, args.policy, args.plot,
-                     progress=not args.no_progress)
     print(f"wrote {n} rows to {args.out}")
     return 0
 
@@ -391,16 +390,16 @@ def _add_analyze(sub):
 
 def _run_analyze(args) -> int:
     from gojax.analyze import run_analyze
-    from gojax.evaluate import SgfInputError, check_sgf_files
+    from gojax.evaluate import SgfInputError
     if not args.out.endswith(".jsonl"):
         raise SystemExit("gojax analyze: --out must end in .jsonl")
     writable_file("analyze", "--out", args.out)
-    try:
-        check_sgf_files(args.files)
+    params = search_params(args)
+    try:  # run_analyze reads every file before it writes anything
+        n = run_analyze(args.files, args.out, args.simulations, params, args.trees, args.playouts,
+                        progress=not args.no_progress)
     except SgfInputError as err:
         raise SystemExit(f"gojax analyze: {err}") from None
-    n = run_analyze(args.files, args.out, args.simulations, search_params(args), args.trees, args.playouts,
-                    progress=not args.no_progress)
     print(f"wrote {n} rows to {args.out}")
     return 0
 

@@ -86,6 +86,7 @@ class Player:
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}
         self.search: Search | None = None
+        self._forest = None  # the trees of root parallelisation (options.trees > 1)
         self.last: SearchResult | None = None
         self.clock.left = {}
         self.simulator.new_game()
@@ -165,8 +166,8 @@ class Player:
         (search/forest.merge_roots); each tree is reused after moves as a lone search is."""
         from gojax.search.forest import Forest, merge_roots
         t = self.options.trees
-        forest = getattr(self, "_forest", None)
-        if forest is None or forest.searches[0].size != self.board.size or self.search is None:
+        forest = self._forest
+        if forest is None or self.search is None:  # a new game, size, komi or rules
             plist = [dataclasses.replace(self.params, seed=self.params.seed + i) for i in range(t)]
             forest = self._forest = Forest([self.board] * t, plist)
         else:

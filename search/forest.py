@@ -19,7 +19,9 @@ Monte-Carlo (per-tree device tables) are not supported in a forest.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import functools
+import math
 import time
 
 import jax
@@ -30,17 +32,18 @@ from gojax.kernels import rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, run_playouts
 from gojax.kernels.state import numpy_fields, with_placeholder_chains
-from gojax.search.mcts import Search, SearchResult, leaf_keys, leaf_prior_codes
+from gojax.search.mcts import MoveStats, Search, SearchResult, leaf_keys, leaf_prior_codes
 from gojax.search.params import SearchParams
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior"))
 def play_forest(fields: dict, keys: jax.Array, calls: jax.Array, leaves: int, k: int, config: PlayoutConfig,
                  with_prior: bool) -> PlayoutResult:
-    """One round of G trees: fields hold G x L leaf boards (tree-major); keys [G] the trees' keys,
-    calls int32 [G] their call counters.  Leaf i of tree g plays with fold_in(fold_in(keys[g],
-    calls[g]), i), as search.mcts._play_leaves does for one tree."""
+    """One round of G trees: fields hold G x L leaf boards (tree-major); keys uint32 [G, 2] the
+    trees' raw key data (jax.random.key_data), calls int32 [G] their call counters.  Leaf i of
+    tree g plays with fold_in(fold_in(keys[g], calls[g]), i), as search.mcts._play_leaves does."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
+    keys = jax.random.wrap_key_data(keys)
     per_tree = jax.vmap(lambda key, call: leaf_keys(jax.random.fold_in(key, call), jnp.arange(leaves)))(keys, calls)
     res = run_playouts(states, per_tree.reshape(-1), k, config)
     if with_prior:
@@ -85,6 +88,7 @@ class Forest:
             raise ValueError("the boards of a forest must have one size")
         self.params = first
         self.searches = searches
+        self._key_data = np.stack([np.asarray(jax.random.key_data(s._key)) for s in searches])  # uint32 [G, 2]
         self.config = first.playout_config()
         self._play_on_finished = [p.rules == "chinese" for p in plist]
         if not hasattr(self, "_device"):  # kept when `use` swaps the searches
@@ -115,7 +119,7 @@ class Forest:
             rows.extend(bs + [bs[0]] * (p.leaves - len(bs)))  # each tree pads its own rows, as alone
         rows.extend(rows[:p.leaves] * (bucket - len(active)))
         order = active + [active[0]] * (bucket - len(active))
-        keys = jnp.stack([self.searches[g]._key for g in order])
+        keys = self._key_data[np.asarray(order)]
         fields = numpy_fields(rows)
         # Dispatch on a worker thread: on a GPU the playout loop's call blocks its caller until
         # the loop ends, and the host's next descents must not wait for it (search/mcts.py).
@@ -189,9 +193,6 @@ def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[Se
     """Root parallelisation (seed 003, sec. 4.3): the trees' root statistics summed move by move
     (visits added, values averaged by visits); returns the merged result and the index of the
     tree whose principal variation it reports (the one that visited the chosen move most)."""
-    import dataclasses
-    import math
-
     merged: dict = {}
     for r in results:
         for m in r.moves:
@@ -203,8 +204,7 @@ def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[Se
             acc[5] += 1
     stats = []
     for move, (visits, wq, qs, qa, prior, n) in merged.items():
-        stats.append(type(results[0].moves[0])(move, int(visits), wq / visits if visits else float("nan"),
-                                               qa / n, qs / n, prior))
+        stats.append(MoveStats(move, int(visits), wq / visits if visits else float("nan"), qa / n, qs / n, prior))
     stats.sort(key=lambda m: (-m.visits, -m.q_star))
     best = stats[0]
     owner = max(range(len(results)), key=lambda g: next((m.visits for m in results[g].moves if m.move == best.move), 0))
