@@ -10,7 +10,17 @@ Layers: kernels (rules, playouts) <- search (the MC-RAVE tree) <- gojax (player,
 match runner, CLI).  Start at README.md.
 """
 
+import os as _os
+
 __version__ = "0.1.0"  # the one place the version is written (pyproject reads it)
+
+# Run in place from a checkout (`python -m gojax` in the repository root, or a copy of it),
+# kernels/ and search/ sit beside gojax/: find gojax.kernels and gojax.search there, as the
+# installed package maps them (pyproject's package-dir), and from this checkout, not another.
+_checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if (not _os.path.isdir(_os.path.join(__path__[0], "kernels"))
+        and _os.path.isfile(_os.path.join(_checkout, "kernels", "__init__.py"))):
+    __path__.append(_checkout)
 
 from gojax.evaluate import evaluate, plot_ownership
 from gojax.kernels.geometry import BLACK, EMPTY, WHITE, CoordinateError, Geometry
