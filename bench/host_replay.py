@@ -23,7 +23,8 @@ import time
 import jax
 
 from gojax.bench import bench_positions
-from gojax.search.mcts import Search, Simulator
+from gojax.search.device import Simulator
+from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 
 
@@ -34,8 +35,8 @@ class RecordingSimulator(Simulator):
         super().__init__(params)
         self.results: list = []
 
-    def submit(self, boards, key, call, pools=None):
-        res = jax.device_get(self.dispatch(boards, key, pools, call))
+    def submit(self, rows, keys, calls, pools=None):
+        res = jax.device_get(self.dispatch(rows, keys, calls, pools))
         self.results.append(res)
         done = concurrent.futures.Future()
         done.set_result(res)
@@ -49,7 +50,7 @@ class ReplaySimulator(Simulator):
         super().__init__(params)
         self.results = iter(results)
 
-    def submit(self, boards, key, call, pools=None):
+    def submit(self, rows, keys, calls, pools=None):
         done = concurrent.futures.Future()
         done.set_result(next(self.results))
         return done

@@ -173,7 +173,8 @@ def bench_positions(board: int, seed: int = 0) -> list:
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
                  progress: bool = True) -> dict:
     """Time full searches (fresh tree each) from bench_positions; report medians."""
-    from gojax.search.mcts import Search, Simulator
+    from gojax.search.device import Simulator
+    from gojax.search.mcts import Search
     from gojax.search.params import SearchParams
     params = params or SearchParams()
     positions = bench_positions(board)
@@ -193,9 +194,10 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     rounds = int(med([r.simulations // params.batch for r in rows]))
     alone = []
     for i, pos in enumerate(positions):
+        key = np.asarray(jax.random.key_data(jax.random.key(i)))[None]
         t0 = time.perf_counter()
         for c in range(rounds):
-            jax.block_until_ready(simulator.dispatch([pos] * params.leaves, jax.random.key(i), call=c).wins)
+            jax.block_until_ready(simulator.dispatch([[pos] * params.leaves], key, [c]).wins)
         alone.append(time.perf_counter() - t0)
     leaves = [r.simulations // params.playouts_per_leaf for r in rows]
     return {
@@ -247,18 +249,14 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     leaves = rows[0]["simulations"] // params.playouts_per_leaf
     # The device alone: the same number of rounds of G x L leaf boards (the trees' roots) x K
     # playouts, back to back with no host work: what the forest would run at if the host were free.
-    from gojax.kernels.state import numpy_fields
-    from gojax.search.forest import play_forest
     rounds = -(-simulations // params.batch)
-    fields = numpy_fields([b for b in boards for _ in range(params.leaves)])
+    rows_in = [[b] * params.leaves for b in boards]
     keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(jnp.arange(trees))))
     alone = []
     for rep in range(policy_repeats):
         t0 = time.perf_counter()
         for c in range(rounds):
-            jax.block_until_ready(play_forest(fields, keys, jnp.full(trees, c + 1000 * rep, jnp.int32), params.leaves,
-                                               params.playouts_per_leaf, params.playout_config(),
-                                               params.uses_mogo_verdicts).wins)
+            jax.block_until_ready(forest.simulator.dispatch(rows_in, keys, [c + 1000 * rep] * trees).wins)
         alone.append(time.perf_counter() - t0)
     ceiling = {"playouts_per_sec": trees * rounds * params.batch / med(alone)}
     sims_per_sec = med([r["simulations"] / r["seconds"] for r in rows])

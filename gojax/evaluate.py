@@ -54,6 +54,7 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     d = jax.device_count() if multi else min(devices or jax.device_count(), jax.device_count())
     states, keys = pad_to_multiple(states, keys, d)
     fn, sharding = sharded_playouts(d, playouts, PlayoutConfig(policy=policy))
+    fn = jax.jit(fn)
     if multi:  # every process holds every position: each builds its devices' slices, then all gather
         from jax.experimental import multihost_utils
         states = jax.tree.map(lambda x: _global(np.asarray(x), sharding), states)

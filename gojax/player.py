@@ -20,7 +20,8 @@ import numpy as np
 from gojax import judge
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
-from gojax.search.mcts import Search, SearchResult, Simulator
+from gojax.search.device import Simulator
+from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.search.timecontrol import Clock
 
@@ -133,7 +134,7 @@ class Player:
     # --- thinking ----------------------------------------------------------------------------
     def warm_up(self) -> float:
         """Compile the device kernels for this board size and batch shape (seconds taken)."""
-        return self.simulator.warm_up(self.board)
+        return self.simulator.warm_up(self.board, self.options.trees)
 
     def _search_for(self, board: Board) -> Search:
         if self.search is None or self.search.size != board.size:
@@ -169,7 +170,7 @@ class Player:
         forest = self._forest
         if forest is None or self.search is None:  # a new game, size, komi or rules
             plist = [dataclasses.replace(self.params, seed=self.params.seed + i) for i in range(t)]
-            forest = self._forest = Forest([self.board] * t, plist)
+            forest = self._forest = Forest.of([Search(self.board, p, self.simulator) for p in plist])
         else:
             for s in forest.searches:
                 s.advance(self.board)

@@ -17,7 +17,10 @@ import functools
 import numpy as np
 
 GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips the letter I
-EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3
+EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3  # a cell's colour (int8)
+PASS_CELL = 0  # the device's cell for pass and "no point" (no ko, no last move): a border corner
+PASS_POINT = -1  # pass in point-indexed move records (histories, PlayoutResult.first_move)
+NO_MOVE = -2  # no move in those records: the playout had already ended
 MIN_SIZE, MAX_SIZE = 2, 19
 
 
@@ -63,8 +66,8 @@ class Geometry:
         return ((rows + 1) * self.width + cols + 1).astype(np.int32)
 
     @functools.cached_property
-    def cell_to_point(self) -> np.ndarray:  # [M] int32, -1 on the border
-        out = np.full(self.num_cells, -1, np.int32)
+    def cell_to_point(self) -> np.ndarray:  # [M] int32, PASS_POINT on the border (PASS_CELL included)
+        out = np.full(self.num_cells, PASS_POINT, np.int32)
         out[self.point_to_cell] = np.arange(self.num_points, dtype=np.int32)
         return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import NamedTuple
 
 import chex
 import jax
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gojax.kernels import policy, rng, rules
-from gojax.kernels.geometry import BLACK, WHITE, Geometry
+from gojax.kernels.geometry import BLACK, NO_MOVE, WHITE, Geometry
 from gojax.kernels.policy import select_uniform
 from gojax.kernels.state import BoardState, geometry_of
 
@@ -176,6 +177,22 @@ def _position_hash_change(before: jax.Array, after: jax.Array) -> jax.Array:
     return jax.lax.reduce(words(before) ^ words(after), np.uint32(0), jax.lax.bitwise_xor, (1,))
 
 
+class _LoopState(NamedTuple):
+    """The playout loop's carry: B boards, one row each."""
+    state: BoardState  # the boards as they stand
+    amaf: jax.Array  # int8 [B, M]  first-play marks (_mark)
+    moves: jax.Array  # int32 [B]  moves played so far (passes included)
+    done: jax.Array  # bool [B]  the playout has ended (it passes from then on)
+    t: jax.Array  # int32 []  loop step
+    history: jax.Array  # int16 [B, cap or 0]  points played (record_moves)
+    first: jax.Array  # int16 [B]  the first move (PlayoutResult.first_move)
+    rule_counts: jax.Array  # int32 [B, R]  moves chosen by each policy rule
+    pos_hash: jax.Array  # uint32 [B]  Zobrist hash relative to the start
+    recent: jax.Array  # uint32 [B, cycle_window]  the last hashes, a ring
+    run: jax.Array  # int32 [B]  consecutive moves that repeated a recent position
+    lead: jax.Array  # int32 [B]  stones captured by Black minus by White (mercy rule)
+
+
 def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
     """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], cycle_hit [B],
     mercy_hit [B], history, first, rule counts [B, R])."""
@@ -193,52 +210,54 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     window = config.cycle_window
     mercy = max(MERCY_MIN, round(config.mercy * g.num_points)) if config.mercy else 0  # captured stones
 
-    def cond(carry):
-        done, t = carry[3], carry[4]
-        return (t < cap) & ~done.all()
+    def cond(s: _LoopState):
+        return (s.t < cap) & ~s.done.all()
 
-    def body(carry):
-        state, amaf, moves, done, t, history, first, counts, (pos_hash, recent, run), lead = carry
-        before = state.color
-        words = rng.step_words(keys, t, 1 + extra)  # [B, 1 + extra]
+    def body(s: _LoopState) -> _LoopState:
+        state = s.state
+        words = rng.step_words(keys, s.t, 1 + extra)  # [B, 1 + extra]
         if not extra:
             words = words[:, 0]
-        cells, rule = choose(state, done, words, pool, cmc)
-        amaf = mark(amaf, cells, state.to_play)
-        counts = counts + (jax.nn.one_hot(rule, counts.shape[1], dtype=jnp.int32) * (~done)[:, None])
-        first = jnp.where(t == 0, jnp.where(done, jnp.int16(-2), to_point[cells]), first)
+        cells, rule = choose(state, s.done, words, pool, cmc)
+        amaf = mark(s.amaf, cells, state.to_play)
+        counts = s.rule_counts + (jax.nn.one_hot(rule, s.rule_counts.shape[1], dtype=jnp.int32) * (~s.done)[:, None])
+        first = jnp.where(s.t == 0, jnp.where(s.done, jnp.int16(NO_MOVE), to_point[cells]), s.first)
         mover = jnp.where(state.to_play == BLACK, 1, -1).astype(jnp.int32)
-        state, taken = rules.play_batch(state, cells, recount_rows)
+        after, taken = rules.play_batch(state, cells, recount_rows)
+        lead, history, pos_hash, recent, run = s.lead, s.history, s.pos_hash, s.recent, s.run
         if mercy:  # stones captured by Black minus by White in this playout
             lead = lead + mover * taken
         if record_moves:
-            played = jnp.where(done, jnp.int16(-2), to_point[cells])  # cell 0 (pass) maps to -1
-            history = jax.lax.dynamic_update_slice(history, played[:, None], (0, t))
+            played = jnp.where(s.done, jnp.int16(NO_MOVE), to_point[cells])  # PASS_CELL maps to PASS_POINT
+            history = jax.lax.dynamic_update_slice(history, played[:, None], (0, s.t))
         if window:
             # Hashes relative to the start (0); `recent` starts full of 0s, so coming back to
             # the start position counts too.  A pass repeats the position: it neither counts
             # nor breaks a run.
-            pos_hash = pos_hash ^ _position_hash_change(before, state.color)
+            pos_hash = pos_hash ^ _position_hash_change(state.color, after.color)
             repeat = (recent == pos_hash[:, None]).any(1)
-            recent = recent.at[:, t % window].set(pos_hash)
+            recent = recent.at[:, s.t % window].set(pos_hash)
             run = jnp.where(cells == 0, run, jnp.where(repeat, run + 1, 0))
-        moves = moves + (~done).astype(jnp.int32)
-        done = done | (state.passes >= 2) | (moves >= cap) | (run >= config.cycle_moves)
+        moves = s.moves + (~s.done).astype(jnp.int32)
+        done = s.done | (after.passes >= 2) | (moves >= cap) | (run >= config.cycle_moves)
         if mercy:
             done = done | (jnp.abs(lead) >= mercy)
-        return state, amaf, moves, done, t + 1, history, first, counts, (pos_hash, recent, run), lead
+        return _LoopState(after, amaf, moves, done, s.t + 1, history, first, counts, pos_hash, recent, run, lead)
 
-    history = jnp.full((b, cap if record_moves else 0), -2, jnp.int16)
-    cycles = (jnp.zeros(b, jnp.uint32), jnp.zeros((b, window), jnp.uint32), jnp.zeros(b, jnp.int32))
-    init = (starts, jnp.zeros((b, m), jnp.int8), jnp.zeros(b, jnp.int32), starts.passes >= 2, jnp.int32(0),
-            history, jnp.full(b, -2, jnp.int16), jnp.zeros((b, len(policy.RULES)), jnp.int32), cycles, jnp.zeros(b, jnp.int32))
-    # first starts at -2 ("none"): when every start is already over the loop body never runs.
-    state, amaf, moves, done, _, history, first, counts, (_, _, run), lead = jax.lax.while_loop(cond, body, init)
+    # first starts at NO_MOVE: when every start is already over the loop body never runs.
+    init = _LoopState(
+        state=starts, amaf=jnp.zeros((b, m), jnp.int8), moves=jnp.zeros(b, jnp.int32), done=starts.passes >= 2,
+        t=jnp.int32(0), history=jnp.full((b, cap if record_moves else 0), NO_MOVE, jnp.int16),
+        first=jnp.full(b, NO_MOVE, jnp.int16), rule_counts=jnp.zeros((b, len(policy.RULES)), jnp.int32),
+        pos_hash=jnp.zeros(b, jnp.uint32), recent=jnp.zeros((b, window), jnp.uint32), run=jnp.zeros(b, jnp.int32),
+        lead=jnp.zeros(b, jnp.int32))
+    end = jax.lax.while_loop(cond, body, init)
+    state, moves, lead, run = end.state, end.moves, end.lead, end.run
     cycle = run >= config.cycle_moves
     # (no passes test here: a board that stopped passes from then on while the others play)
     mercy_hit = (jnp.abs(lead) >= mercy) & ~cycle if mercy else jnp.zeros(b, bool)
     cap_hit = (moves >= cap) & (state.passes < 2) & ~cycle & ~mercy_hit
-    return state, amaf, moves, cap_hit, cycle, mercy_hit, history, first, counts
+    return state, end.amaf, moves, cap_hit, cycle, mercy_hit, end.history, end.first, end.rule_counts
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
@@ -318,29 +337,32 @@ def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardStat
 
 @functools.cache
 def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig()):
-    # (poolRave and CMC tables are not passed here: gojax.evaluate runs the plain policies.)
     """run_playouts split over the first n_devices of jax.devices() along the position axis.
 
-    Returns (fn, sharding): fn(starts [L], keys [L]) -> PlayoutResult, L a multiple of
-    n_devices, with one key per position (so the numbers do not depend on n_devices).  Each
-    device runs its own playout loop on its slice (shard_map): no cross-device traffic inside a
-    playout, and a device whose boards finish early does not wait for the others' moves."""
+    Returns (fn, sharding): fn(starts [L], keys [L], pool [L, 2, k] or None) -> PlayoutResult,
+    L a multiple of n_devices (pad_to_multiple), one key per position (so the numbers do not
+    depend on n_devices); callable inside jit.  Each device runs its own playout loop on its
+    slice (shard_map): no cross-device traffic inside a playout, and a device whose boards finish
+    early does not wait for the others' moves.  No CMC tables: they would need a sum over devices."""
     import numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
     mesh = Mesh(np.array(jax.devices()[:n_devices]), ("d",))
     spec = PartitionSpec("d")
 
-    def local(states, keys):
-        return run_playouts(states, keys, playouts_per_position, config)
+    def fn(states, keys, pool=None):
+        def local(*args):
+            return run_playouts(*args[:2], playouts_per_position, config, pool=args[2] if len(args) > 2 else None)
+        args = (states, keys) if pool is None else (states, keys, pool)
+        return jax.shard_map(local, mesh=mesh, in_specs=(spec,) * len(args), out_specs=spec, check_vma=False)(*args)
 
-    fn = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
-    return jax.jit(fn), NamedSharding(mesh, spec)
+    return fn, NamedSharding(mesh, spec)
 
 
-def pad_to_multiple(states: BoardState, keys: jax.Array, multiple: int) -> tuple[BoardState, jax.Array]:
-    """Repeat the first position (and key) until L is a multiple of `multiple`."""
+def pad_to_multiple(states: BoardState, keys: jax.Array, multiple: int, pool: jax.Array | None = None):
+    """Repeat the first position (its key, its pool row) until L is a multiple of `multiple`;
+    returns (states, keys), or (states, keys, pool) when a pool is given."""
+    args = (states, keys) if pool is None else (states, keys, pool)
     pad = (-states.color.shape[0]) % multiple
     if not pad:
-        return states, keys
-    states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], pad, 0)]), states)
-    return states, jnp.concatenate([keys, jnp.repeat(keys[:1], pad, 0)])
+        return args
+    return jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], pad, 0)]), args)

@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from gojax.kernels.geometry import NO_MOVE
 from gojax.search.tree import Tree
 
 
@@ -121,9 +122,9 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     if new_node:
         nn, nl = np.asarray(new_node, np.int64), np.asarray(new_leaf, np.int64)
         fm = np.asarray(first_moves)[nl]
-        acts = np.where(fm < 0, p, fm).astype(np.int64)
+        acts = np.where(fm < 0, p, fm).astype(np.int64)  # PASS_POINT (and NO_MOVE, masked below)
         rows = np.broadcast_to(nn[:, None], acts.shape)
-        ok = tree.legal[rows, acts] & (fm != -2)
+        ok = tree.legal[rows, acts] & (fm != NO_MOVE)
         _add(tree.n, rows[ok], acts[ok], np.float32(1.0))
         _add(tree.w, rows[ok], acts[ok], np.asarray(z, np.float32)[nl][ok])
     # AMAF (eq. 16-17): the playouts' tables where not excluded, plus the credited tree moves;

@@ -1,162 +1,28 @@
-"""The search: picks L leaves, sends them to the device in one batch, backs up the results.
+"""One MC-RAVE search: its tree, and the steps of a round on it.
 
-Start at `Search.run`.  One round: descend L times from the root (virtual loss keeps the
-leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's SIMTREE),
-dispatch the L leaf positions to the device for K playouts each, then back up the PREVIOUS
-round's results while the device plays this one.  The dispatch runs on a worker thread: JAX
-dispatch is asynchronous on a CPU backend, but on a GPU a call whose playout loop is a
-`while_loop` blocks its caller until the loop ends (XLA reads the loop condition back on the
-host every iteration), which would serialise the host's descent behind the device.
+Start at `Search.run`, which runs the search as a forest of one (search/forest.py holds the
+loop, search/device.py the device side).  One round: descend L times from the root (virtual
+loss keeps the leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's
+SIMTREE: `Search.descend`), send the L leaf positions to the device for K playouts each, then
+back up the PREVIOUS round's results while the device plays this one (`Search.back_up`).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import functools
-import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from gojax.kernels import policy, rules
 from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
-from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from gojax.kernels.state import geometry_of, numpy_batch, numpy_fields, with_placeholder_chains
+from gojax.kernels.playout import PlayoutResult
 from gojax.search import priors
 from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
+from gojax.search.device import Simulator
 from gojax.search.params import SearchParams
 from gojax.search.select import q_star, refresh, refresh_path, select_action
 from gojax.search.tree import Tree
-
-_label_chains = jax.jit(jax.vmap(rules.with_chains))
-
-
-@jax.jit
-def leaf_prior_codes(states):
-    """int8 [L, P]: the MoGo prior's verdicts (kernels/policy.prior_codes) at each leaf position."""
-    return jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(geometry_of(states).point_to_cell)]
-
-
-def leaf_keys(key, index):
-    """One PRNG key per leaf: fold_in(key, leaf index)."""
-    return jax.vmap(lambda i: jax.random.fold_in(key, i))(index)
-
-
-@functools.partial(jax.jit, static_argnames=("k", "config", "with_prior"))
-def _play_leaves(fields: dict, key: jax.Array, call: jax.Array, k: int, config: PlayoutConfig,
-                 with_prior: bool) -> PlayoutResult:
-    """A search round's device call in ONE dispatch: label the leaf boards' chains (fields:
-    kernels/state.numpy_fields), K playouts from each with the keys fold_in(fold_in(key, call),
-    leaf), and the MoGo prior's verdicts for the new nodes.  One call, not four: each jitted call
-    costs host Python that the search's own thread would wait for (the interpreter lock)."""
-    states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
-    keys = leaf_keys(jax.random.fold_in(key, call), jnp.arange(fields["color"].shape[0], dtype=jnp.int32))
-    res = run_playouts(states, keys, k, config)
-    if with_prior:
-        res = res.replace(start_prior=leaf_prior_codes(states))
-    return res
-
-
-class Simulator:
-    """The device side of a search: K playouts from each of L leaf positions per call.
-
-    With contextual Monte-Carlo on, it also owns the CMC tables (device arrays [2, P, P]): each
-    call's pair statistics are added to them on the device, for the whole game."""
-
-    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None):
-        self.leaves = params.leaves
-        self.k = params.playouts_per_leaf
-        self.config = config or params.playout_config()
-        self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
-        self.devices = jax.device_count()
-        self.cmc = None
-        self._cmc_size = None
-        self.prior_codes = params.uses_mogo_verdicts
-        self.play_on_finished = params.rules == "chinese"  # two passes in the tree: dead stones come off
-        self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
-        self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
-
-    def submit(self, boards: list[Board], key: jax.Array, call: int,
-               pools: np.ndarray | None = None) -> concurrent.futures.Future:
-        """`dispatch(boards, fold_in(key, call), pools)` on the simulator's one worker thread;
-        the future's result is dispatch's.  One worker keeps the calls in order (the CMC tables
-        of one call feed the next).  The fold happens inside the jitted leaf-key function (an
-        eager fold_in costs host time, and on the worker it would queue behind the running
-        playouts).  The worker must not wait for the results either: the next round's dispatch
-        would queue behind the wait and the device would idle between calls.  A second thread
-        waits instead and copies the result to the host as numpy while the search thread is
-        still waiting for it (docs/history.md has the timings)."""
-        if self._worker is None:
-            self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
-            self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-fetch")
-        started = self._worker.submit(self.dispatch, boards, key, pools, call)
-        return self._fetcher.submit(lambda: jax.device_get(started.result()))
-
-    def dispatch(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None = None,
-                 call: int = 0) -> PlayoutResult:
-        """Start the playouts (asynchronously); `jax.device_get` the result to wait for it.
-        Leaf i plays with fold_in(fold_in(key, call), i), on every path (one key derivation).
-
-        pools: int32 [len(boards), 2, pool_size] poolRave cells (0 = empty), when poolRave is on.
-        With several local devices the L leaves are split over them (shard_map, one key per
-        leaf: the same numbers as on one device); extra rows from padding are ignored."""
-        if self.play_on_finished:
-            boards = [b.resumed() if b.game_over else b for b in boards]
-        if self.devices == 1 and not (self.pool_size or self.config.cmc_prob > 0):
-            boards = boards + [boards[0]] * (self.leaves - len(boards))  # fixed shape: one compile
-            return _play_leaves(numpy_fields(boards), key, np.int32(call), self.k, self.config, self.prior_codes)
-        res, states = self._playouts(boards, key, pools, call)
-        if self.prior_codes:  # the new nodes' MoGo prior, computed where the leaf boards already are
-            res = res.replace(start_prior=leaf_prior_codes(states))
-        return res
-
-    def _playouts(self, boards: list[Board], key: jax.Array, pools: np.ndarray | None, call: int):
-        n = len(boards)
-        boards = boards + [boards[0]] * (self.leaves - n)  # fixed shape: one compile
-        states = _label_chains(numpy_batch(boards))  # one copy to the device, which labels the chains
-        index = np.arange(len(boards), dtype=np.int32)
-        keys = self._call_leaf_keys(key, np.int32(call), index)
-        if self.pool_size or self.config.cmc_prob > 0:  # learned rules: one device, tables alongside
-            pool = None
-            if self.pool_size:
-                pool = np.zeros((self.leaves, 2, self.pool_size), np.int32)
-                if pools is not None:
-                    pool[:n] = pools
-            cmc = self._cmc_tables(boards[0].size) if self.config.cmc_prob > 0 else None
-            res = run_playouts(states, keys, self.k, self.config, pool=pool, cmc=cmc)
-            if cmc is not None:
-                self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
-            return res, states
-        if self.devices == 1:
-            return run_playouts(states, keys, self.k, self.config), states
-        states, keys = pad_to_multiple(states, keys, self.devices)
-        fn, sharding = sharded_playouts(self.devices, self.k, self.config)
-        return fn(*jax.device_put((states, keys), sharding)), states
-
-    def _cmc_tables(self, size: int):
-        if self.cmc is None or self._cmc_size != size:
-            p = size * size
-            self.cmc = (jnp.zeros((2, p, p), jnp.float32), jnp.zeros((2, p, p), jnp.float32))
-            self._cmc_size = size
-        return self.cmc
-
-    def new_game(self) -> None:
-        """Forget the CMC tables (they are learned over one game)."""
-        self.cmc = None
-
-    @staticmethod
-    @jax.jit
-    def _call_leaf_keys(key, call, index):
-        return leaf_keys(jax.random.fold_in(key, call), index)
-
-    def warm_up(self, board: Board) -> float:
-        """Compile for this board size and batch shape; returns the seconds it took."""
-        t0 = time.perf_counter()
-        jax.block_until_ready(self.dispatch([board], jax.random.key(0), call=1).wins)  # as Search.run calls it
-        return time.perf_counter() - t0
 
 
 @dataclasses.dataclass
@@ -201,7 +67,10 @@ class SearchResult:
 
 
 class Search:
-    """MC-RAVE (or UCT) search from one position; `advance` reuses the tree after moves."""
+    """MC-RAVE (or UCT) search from one position; `advance` reuses the tree after moves.
+
+    `run` searches; the steps of a round (`descend`, `pools`, `leaf_boards`, `back_up`) are
+    public for the forest that runs them (search/forest.py) and for tests."""
 
     def __init__(self, board: Board, params: SearchParams = SearchParams(), simulator: Simulator | None = None):
         self.params = params
@@ -211,22 +80,22 @@ class Search:
         rng = np.random.default_rng(params.seed)
         self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
         self._new_root(board)
-        self._key = jax.random.key(params.seed)
-        self._calls = 0
+        # Raw PRNG key data, uint32 [2]: round r's leaf i plays with fold_in(fold_in(key, r), i).
+        self.key_data = np.asarray(jax.random.key_data(jax.random.key(params.seed)), np.uint32)
+        self.calls = 0  # rounds sent to the device
 
     # --- tree management --------------------------------------------------------------------
     def _new_root(self, board: Board) -> None:
-        self._codes = {}  # node -> device prior codes (int8 [P]) waiting for the node's first descent
         self.tree.num_nodes = 0
         self.root = self.tree.add(board.copy(), -1, -1)
         self._initialise(self.root)
 
-    def _initialise(self, node: int, codes: np.ndarray | None = None) -> None:
-        """Before the first descent through a node: its legal moves (if its playouts have not
-        sent them yet), its prior (`codes`: the device's MoGo verdicts, if they came) and its
-        cached values."""
+    def _initialise(self, node: int) -> None:
+        """Before the first descent through a node that has no prior yet (the root; a node whose
+        playouts are still on the device; the grandfather prior): its legal moves, its prior
+        from the host, its cached values."""
         self.tree.ensure_legal(node)
-        priors.initialise(self.tree, node, self.params, codes)
+        priors.initialise(self.tree, [node], self.params)
         refresh(self.tree, [node], self.params, self._jitter)
 
     @property
@@ -250,21 +119,22 @@ class Search:
                     and self.tree.boards[node].komi == board.komi:
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
                 self.root = self.tree.reroot(node)
-                self._codes = {}  # node indices changed; initialise falls back to the host
                 self.tree.ensure_legal(self.root)
                 return True
         self._new_root(board)
         return False
 
-    # --- one simulation round --------------------------------------------------------------
-    def _descend(self) -> Leaf:
+    # --- the steps of one round --------------------------------------------------------------
+    def descend(self) -> Leaf:
+        """One descent from the root to a new leaf (added as a node while the budget lasts),
+        with virtual loss on its path so that the round's next descents go elsewhere."""
         tree, params = self.tree, self.params
         node = self.root
         nodes, actions = [node], []
         board = tree.boards[node]
         while not board.game_over:
             if not tree.initialised[node]:
-                self._initialise(node, self._codes.pop(node, None))
+                self._initialise(node)
             a = select_action(tree, node)
             actions.append(a)
             child = int(tree.child[node, a])
@@ -286,13 +156,22 @@ class Search:
             refresh_path(tree, leaf.nodes, leaf.actions, params, self._jitter)  # the round's next leaves see it
         return leaf
 
-    def _pools(self, leaves: list[Leaf]) -> np.ndarray:
-        """poolRave (seed 004 sec. IV.A): for each leaf, the k actions with the best AMAF value
-        Q~ for each colour, from the deepest node on the leaf's path with `pool_min_visits`
-        simulations (the colour to move there) and its parent (the other colour).  Cells
-        int32 [L, 2, k], 0 for an empty slot; pass never enters a pool."""
+    def leaf_boards(self, leaves: list[Leaf]) -> list[Board]:
+        """The positions the device plays from: under chinese rules a finished leaf (two passes)
+        is played on, so that dead stones come off before it is counted."""
+        if self.params.rules != "chinese":
+            return [leaf.board for leaf in leaves]
+        return [leaf.board.resumed() if leaf.board.game_over else leaf.board for leaf in leaves]
+
+    def pools(self, leaves: list[Leaf]) -> np.ndarray | None:
+        """poolRave (seed 004 sec. IV.A), None when it is off: for each leaf, the k actions with
+        the best AMAF value Q~ for each colour, from the deepest node on the leaf's path with
+        `pool_min_visits` simulations (the colour to move there) and its parent (the other
+        colour).  Cells int32 [L, 2, k], 0 for an empty slot; pass never enters a pool."""
         tree, p = self.tree, self.params
-        k = self.simulator.pool_size
+        if p.pool_prob == 0:
+            return None
+        k = p.pool_size
         cells = Geometry(self.size).point_to_cell
         out = np.zeros((len(leaves), 2, k), np.int32)
         for i, leaf in enumerate(leaves):
@@ -314,10 +193,10 @@ class Search:
                 out[i, int(tree.to_play[node]) - 1, :len(best)] = cells[best]
         return out
 
-    def _backup(self, leaves: list[Leaf], result: PlayoutResult) -> tuple[np.ndarray, int]:
-        # Already numpy when it came through `submit` (a second device_get walks the pytree again:
-        # ~0.1 ms a round).
-        r = result if isinstance(result.wins, np.ndarray) else jax.device_get(result)
+    def back_up(self, leaves: list[Leaf], r: PlayoutResult) -> tuple[np.ndarray, int]:
+        """Back a round's results (numpy, this tree's rows) up the leaves' paths, give the new
+        nodes their legal moves and priors, and return (ownership summed over the playouts
+        [P], playouts stopped by the move cap)."""
         k = self.params.playouts_per_leaf
         fresh, rows = [], []  # new nodes not yet initialised, and their leaves' rows
         for i, leaf in enumerate(leaves):
@@ -330,10 +209,7 @@ class Search:
                     rows.append(i)
         if fresh and self._batch_priors(r):
             # Their priors now, all at once (the refresh below covers them: they are on the paths).
-            priors.initialise_batch(self.tree, fresh, self.params, None if r.start_prior is None else r.start_prior[rows])
-        elif r.start_prior is not None:
-            for new, i in zip(fresh, rows):
-                self._codes[new] = r.start_prior[i]  # used when a descent first goes through it
+            priors.initialise(self.tree, fresh, self.params, None if r.start_prior is None else r.start_prior[rows])
         touched = backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
                                self.params.amaf_rule)
         refresh(self.tree, touched, self.params, self._jitter)
@@ -341,12 +217,12 @@ class Search:
         return own, int(r.cap_hit[:len(leaves)].sum())
 
     def _batch_priors(self, r: PlayoutResult) -> bool:
-        """Whether a round's new nodes take their prior at backup (priors.initialise_batch):
-        every prior but the grandfather's, which reads the tree when the node is first descended
-        through; the MoGo and shape priors only with the device's verdicts."""
+        """Whether a round's new nodes take their prior at backup: every prior but the
+        grandfather's, which reads the tree when the node is first descended through; the MoGo
+        and shape priors with the device's verdicts."""
         return self.params.prior in ("none", "even") or (self.params.uses_mogo_verdicts and r.start_prior is not None)
 
-    def _decided(self, remaining: int) -> bool:
+    def decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""
         v = np.sort(self.tree.visits(self.root, self._prior_count())[self.tree.legal[self.root]])
         return len(v) < 2 or v[-1] - v[-2] > remaining
@@ -357,52 +233,17 @@ class Search:
     # --- the public entry point ------------------------------------------------------------
     def run(self, simulations: int | None = None, seconds: float | None = None,
             stop_early: bool = True) -> SearchResult:
-        """Search until `simulations` playouts (rounded up to whole batches of L * K) or
-        `seconds` of wall time, whichever comes first.  At least one batch always runs."""
+        """Search until `simulations` playouts (rounded up to whole rounds of L * K) or `seconds`
+        of wall time, whichever comes first.  At least one round always runs."""
+        from gojax.search.forest import Forest  # the loop lives there; forest.py imports this module
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
-        p = self.params
-        per_call = p.batch
-        t_start = time.perf_counter()
-        deadline = t_start + seconds if seconds is not None else None
-        host = wait = 0.0
-        cpu_start = time.thread_time()  # one reading per search: the thread uses no CPU while it waits
-        done = 0
-        own = np.zeros(self.size * self.size)
-        caps = 0
-        pending = None
-        while True:
-            launched = done + (per_call if pending else 0)
-            stop = launched > 0 and (
-                (simulations is not None and launched >= simulations)
-                or (deadline is not None and time.perf_counter() >= deadline)
-                or (stop_early and simulations is not None and self._decided(simulations - launched))
-                or self.root_board.game_over)
-            t0 = time.perf_counter()
-            if not stop:
-                leaves = [self._descend() for _ in range(p.leaves)]
-                self._calls += 1
-                pools = self._pools(leaves) if self.simulator.pool_size else None
-                future = self.simulator.submit([leaf.board for leaf in leaves], self._key, self._calls, pools)
-            host += time.perf_counter() - t0
-            if pending is not None:
-                t0 = time.perf_counter()
-                result = pending[1].result()  # numpy: the fetch thread waited for the device
-                wait += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                o, c = self._backup(pending[0], result)
-                own += o
-                caps += c
-                done += per_call
-                host += time.perf_counter() - t0
-            if stop:
-                break
-            pending = (leaves, future)
-        cpu = time.thread_time() - cpu_start
-        return self._result(done, time.perf_counter() - t_start, host, cpu, wait, own / max(done, 1), caps)
+        budget = None if simulations is None else max(1, simulations)
+        return Forest.of([self]).run(budget, stop_early=stop_early, seconds=seconds)[0]
 
     # --- reporting ---------------------------------------------------------------------------
-    def _result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
+    def result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
+        """The search's answer: root statistics, the move, the principal variation."""
         tree, params, root = self.tree, self.params, self.root
         mover_black = tree.to_play[root] == 1
         pc = self._prior_count()

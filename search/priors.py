@@ -18,8 +18,9 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
 
 The features come from the device when they can (kernels/policy.prior_codes): a new node's
 position is the start of its leaf's playouts, so the same call that plays them returns the
-prior's verdicts, and the host only reads ladders.  A node that a descent reaches before its
-playouts have come back gets the host version, `mogo_values` (equal, by test).
+prior's verdicts, and the host only reads ladders.  A node that a descent reaches first (the
+root, or a node whose playouts are still in flight) gets the host version, `mogo_values`
+(equal, by test).  `initialise` is the one entry.
 """
 
 from __future__ import annotations
@@ -94,98 +95,86 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
 def values_from_codes(board: Board, points: list[int], codes: np.ndarray) -> np.ndarray:
     """`mogo_values` from the device's verdicts (kernels/policy.prior_codes, int8 [P]): only
     the ladder reads stay on the host.  tests/test_priors.py holds the two equal."""
-    c = codes[np.asarray(points, np.int64)] if points else np.zeros(0, np.int8)
+    pts = np.asarray(points, np.int64)
+    return _from_codes(codes[pts], lambda k: board, pts)
+
+
+def _from_codes(c: np.ndarray, board_of, points: np.ndarray) -> np.ndarray:
+    """H for verdict codes `c` at `points` (same length); board_of(k) is the k-th one's board."""
     out = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)
     for k in np.flatnonzero(c == PRIOR_LADDER):
-        out[k] = GOOD if extension_escapes(board, int(points[k])) else BAD
+        out[k] = GOOD if extension_escapes(board_of(k), int(points[k])) else BAD
     return out
 
 
-def initialise(tree: Tree, node: int, params: SearchParams, codes: np.ndarray | None = None) -> None:
-    """Add the heuristic's virtual experience to node's action statistics (eq. 48-52).
+def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None = None) -> None:
+    """Add the heuristic's virtual experience to the nodes' action statistics (eq. 48-52): the
+    one way a prior enters the tree.  Every node must have its legal mask.
 
-    For the grandfather prior, and for a node a descent reaches before its playouts are back
-    (the others go through `initialise_batch` at their first backup): called the first time the
-    search descends THROUGH the node, not when the node is created.  Since the prior only adds
-    M * H to sums that backups also add to, adding it later gives the same statistics (the
-    grandfather heuristic then reads its grandparent's values as they are at that time).
-    `codes`: the device's MoGo verdicts for the node's position when its playouts have come
-    back (else the host computes)."""
-    tree.initialised[node] = True
-    tree.ensure_legal(node)
-    if params.prior == "none":
-        return
-    legal = np.flatnonzero(tree.legal[node])
-    board = tree.boards[node]
-    h = np.full(len(legal), NEUTRAL, np.float32)
-    if params.uses_mogo_verdicts:
-        points = legal[legal != tree.pass_action].tolist()
-        h[:len(points)] = mogo_values(board, points) if codes is None else values_from_codes(board, points, codes)
-        if params.prior == "shape" and points:
-            verdict = np.full(board.geometry.num_points, NEUTRAL, np.float32)
-            verdict[points] = h[:len(points)]
-            feats = shape.features(board.stones, board.size, board.to_play, *shape.last_moves(board), verdict)
-            learnt = shape.load_model(params.shape_model).values(feats, np.asarray(points), params.shape_temperature)
-            h[:len(points)] = _keep_verdicts(learnt, h[:len(points)], params)
-        if len(points) < len(legal):  # pass (last when legal): bad unless it can end the game
-            h[-1] = NEUTRAL if board.passes >= 1 else BAD
-    elif params.prior == "grandfather":
-        parent = tree.parent[node]
-        grand = tree.parent[parent] if parent >= 0 else -1
-        if grand >= 0 and tree.initialised[grand]:
-            n = tree.visits(grand, params.prior_equiv)[legal]
-            sims_w = tree.w[grand, legal] - params.prior_equiv * _black_view(tree.prior[grand, legal],
-                                                                          tree.to_play[grand])
-            q_black = np.where(n > 0, sims_w / np.maximum(n, 1e-9), np.nan)
-            q_mover = q_black if tree.to_play[grand] == 1 else 1.0 - q_black
-            h = np.where(np.isnan(q_mover), NEUTRAL, np.clip(q_mover, 0.0, 1.0)).astype(np.float32)
-    m = params.prior_equiv
-    hb = _black_view(h, tree.to_play[node])
-    tree.prior[node, legal] = h
-    tree.n[node, legal] += m
-    tree.w[node, legal] += m * hb
-    # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
-    amaf = legal != tree.pass_action
-    tree.na[node, legal[amaf]] += m
-    tree.wa[node, legal[amaf]] += m * hb[amaf]
-    tree.node_n[node] += m * len(legal)
-
-
-def initialise_batch(tree: Tree, nodes: np.ndarray, params: SearchParams, codes: np.ndarray | None) -> None:
-    """`initialise` for several nodes at once, with the same statistics: the new nodes of one
-    round, as their playouts come back (mcts.Search._backup), for the priors that do not read
-    the tree ("none", "even", and "mogo" from the device's verdicts `codes`, int8 [len(nodes), P]).
-    One vectorised pass instead of ~15 numpy calls per node at its first descent: the sums are
-    the same whichever comes first (counts and win sums are multiples of 1/2, exact in float32),
-    so the tree is too.  Every node must have its legal mask."""
-    nodes = np.asarray(nodes, np.int64)
+    The search calls it for a round's new nodes as their playouts come back, with the device's
+    MoGo verdicts `codes` (int8 [len(nodes), P], kernels/policy.prior_codes), and with codes=None,
+    when the host computes the verdicts (`mogo_values`, equal by test), for a node a descent
+    reaches first: the root, a node whose playouts are still on the device (the next round's
+    descents run while they play), and every node under the grandfather prior, which reads the
+    tree then.  Since a
+    prior only adds M * H to sums that backups also add to, either time gives the same
+    statistics (counts and win sums are multiples of 1/2, exact in float32)."""
+    nodes = np.asarray(nodes, np.int64).reshape(-1)
     tree.initialised[nodes] = True
     if params.prior == "none" or not len(nodes):
         return
-    p = tree.pass_action
     rows, acts = np.nonzero(tree.legal[nodes])
-    at = nodes[rows]
-    h = np.full(len(acts), NEUTRAL, np.float32)
-    if params.uses_mogo_verdicts:
-        point = acts != p
-        c = codes[rows[point], acts[point]]
-        hp = np.where(c == PRIOR_GOOD, GOOD, np.where(c == PRIOR_BAD, BAD, NEUTRAL)).astype(np.float32)
-        for k in np.flatnonzero(c == PRIOR_LADDER):
-            hp[k] = GOOD if extension_escapes(tree.boards[at[point][k]], int(acts[point][k])) else BAD
-        if params.prior == "shape":
-            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params), hp, params)
-        h[point] = hp
-        passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
-        h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
+    h = _heuristic(tree, nodes, rows, acts, params, codes)
     m = params.prior_equiv
+    at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
     tree.prior[at, acts] = h
     tree.n[at, acts] += m
     tree.w[at, acts] += m * hb
-    amaf = acts != p  # no AMAF prior for pass (see `initialise`)
+    # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
+    amaf = acts != tree.pass_action
     tree.na[at[amaf], acts[amaf]] += m
     tree.wa[at[amaf], acts[amaf]] += m * hb[amaf]
     tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
+
+
+def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, params: SearchParams,
+               codes: np.ndarray | None) -> np.ndarray:
+    """H (the mover's view, float32) of each legal (node row, action) pair."""
+    p = tree.pass_action
+    h = np.full(len(acts), NEUTRAL, np.float32)
+    if params.prior == "grandfather":
+        for r, node in enumerate(nodes):
+            at = rows == r
+            h[at] = _grandfather(tree, int(node), acts[at], params)
+    elif params.uses_mogo_verdicts:
+        point = acts != p
+        if codes is None:  # the host's verdicts, node by node
+            hp = np.concatenate([mogo_values(tree.boards[n], acts[point & (rows == r)].tolist())
+                                 for r, n in enumerate(nodes)])
+        else:
+            at, pts = nodes[rows[point]], acts[point]
+            hp = _from_codes(codes[rows[point], pts], lambda k: tree.boards[at[k]], pts)
+        if params.prior == "shape" and len(hp):
+            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params), hp, params)
+        h[point] = hp
+        passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
+        h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
+    return h
+
+
+def _grandfather(tree: Tree, node: int, legal: np.ndarray, params: SearchParams) -> np.ndarray:
+    """The MC value of each action two plies up (the same player to move); 0.5 where it has no
+    simulations or the grandparent has no prior yet."""
+    parent = tree.parent[node]
+    grand = tree.parent[parent] if parent >= 0 else -1
+    if grand < 0 or not tree.initialised[grand]:
+        return np.full(len(legal), NEUTRAL, np.float32)
+    n = tree.visits(grand, params.prior_equiv)[legal]
+    sims_w = tree.w[grand, legal] - params.prior_equiv * _black_view(tree.prior[grand, legal], tree.to_play[grand])
+    q_black = np.where(n > 0, sims_w / np.maximum(n, 1e-9), np.nan)
+    q_mover = q_black if tree.to_play[grand] == 1 else 1.0 - q_black
+    return np.where(np.isnan(q_mover), NEUTRAL, np.clip(q_mover, 0.0, 1.0)).astype(np.float32)
 
 
 def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, verdict: np.ndarray,

@@ -78,9 +78,11 @@ def test_cli_csv_and_plot(tmp_path):
 
 
 def test_search_on_four_devices_equals_one_device():
+    """A round's rows split over the devices (3 leaves: padded to 4), poolRave rows with them."""
     script = ("import sys, jax; from gojax import Board, Search, SearchParams; "
               "assert jax.device_count() == int(sys.argv[1]); "
-              "r = Search(Board(7), SearchParams(leaves=4, playouts_per_leaf=8, seed=3)).run(simulations=256, stop_early=False); "
+              "p = SearchParams(leaves=3, playouts_per_leaf=8, seed=3, pool_prob=0.5, pool_min_visits=24); "
+              "r = Search(Board(7), p).run(simulations=480, stop_early=False); "
               "print([(m.move, m.visits) for m in r.moves[:8]], r.value)")
     outs = []
     for devices in (1, 4):

@@ -24,9 +24,10 @@ def summary(r):
     return r.move, [(m.move, m.visits, round(m.q, 6) if m.q == m.q else None) for m in r.moves], round(r.root_value, 6)
 
 
-@pytest.mark.parametrize("prior", ["shape", "mogo", "none"])
-def test_each_tree_matches_a_lone_search_with_its_seed(prior):
-    base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior)
+@pytest.mark.parametrize("prior, pool", [("shape", 0.0), ("mogo", 0.0), ("none", 0.0), ("shape", 0.5)])
+def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool):
+    """poolRave too: each tree's pools travel with its rows of the round."""
+    base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior, pool_prob=pool, pool_min_visits=16)
     params = [dataclasses.replace(base, seed=s) for s in (3, 5, 7)]
     budgets = [64, 96, 32]  # trees stop at different rounds
     forest = Forest(positions(), params).run(budgets, stop_early=False)
@@ -51,8 +52,9 @@ def test_a_forest_refuses_what_it_cannot_share():
         Forest(positions()[:2], [SearchParams(leaves=4), SearchParams(leaves=8)])
     with pytest.raises(ValueError, match="one size"):
         Forest([Board(7), Board(9)], SearchParams())
-    with pytest.raises(ValueError, match="poolRave"):
-        Forest([Board(7)], SearchParams(pool_prob=0.5))
+    with pytest.raises(ValueError, match="contextual Monte-Carlo"):
+        Forest([Board(7)] * 2, SearchParams(cmc_prob=0.5))
+    Forest([Board(7)], SearchParams(cmc_prob=0.5))  # a forest of one: a lone search's tables
 
 
 def test_root_parallel_player_merges_the_trees_roots():

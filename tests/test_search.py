@@ -10,20 +10,25 @@ from gojax.kernels.host import Board
 from gojax.kernels.playout import run_playouts
 from gojax.kernels.state import batch_from_host
 from gojax.search.backup import backup_round, reference_backup
-from gojax.search.mcts import Search, Simulator
+from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 from gojax.search.priors import mogo_values
 from gojax.search.select import action_values, edge_value, per_edge, refresh
 from tests.helpers import board
 
 
-class RecordingSimulator(Simulator):
-    """The real device playouts, with every move recorded (for the reference backup)."""
+def recorded_playouts(boards, key, params):
+    """The real device playouts from the leaf boards, with every move recorded (for the
+    reference backup)."""
+    boards = boards + [boards[0]] * (params.leaves - len(boards))
+    return jax.device_get(run_playouts(batch_from_host(boards), key, params.playouts_per_leaf,
+                                       params.playout_config(), record_moves=True))
 
-    def dispatch(self, boards, key, pools=None, call=None):
-        key = key if call is None else jax.random.fold_in(key, call)
-        boards = boards + [boards[0]] * (self.leaves - len(boards))
-        return run_playouts(batch_from_host(boards), key, self.k, self.config, record_moves=True)
+
+def play_round(search, leaves, seed=0):
+    """One device round for `leaves` as the search loop sends it (numpy)."""
+    key = np.asarray(jax.random.key_data(jax.random.key(seed)))[None]
+    return jax.device_get(search.simulator.dispatch([search.leaf_boards(leaves)], key, [0]))
 
 
 START = """
@@ -39,15 +44,15 @@ START = """
 def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
     params = SearchParams(leaves=4, playouts_per_leaf=3, prior="even", amaf_rule=amaf_rule,
                           virtual_loss=0.0, max_nodes=max_nodes, seed=1)
-    search = Search(board(START, komi=0.5), params, RecordingSimulator(params))
+    search = Search(board(START, komi=0.5), params)
     reference = copy.deepcopy(search.tree)
     deepest, unadded = 0, 0
     from gojax.search import priors
     for round_ in range(8):
         was = search.tree.initialised[:search.tree.num_nodes].copy()
-        leaves = [search._descend() for _ in range(params.leaves)]
+        leaves = [search.descend() for _ in range(params.leaves)]
         for node in range(reference.num_nodes, search.tree.num_nodes):
-            search.tree.ensure_legal(node)  # what Search._backup does (from the device's masks)
+            search.tree.ensure_legal(node)  # what Search.back_up does (from the device's masks)
         deepest = max([deepest] + [len(l.actions) for l in leaves])
         unadded += sum(len(l.nodes) == len(l.actions) for l in leaves)
         # Mirror the nodes the descents created into the reference tree.
@@ -59,10 +64,10 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
         for node in np.flatnonzero(search.tree.initialised[:len(was)] & ~was):  # priors added on this descent
             priors.initialise(reference, int(node), params)
         reference.num_nodes = search.tree.num_nodes
-        res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(0), call=round_))
+        res = recorded_playouts([l.board for l in leaves], jax.random.fold_in(jax.random.key(0), round_), params)
         touched = backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
                                res.amaf_count, res.amaf_wins, amaf_rule)
-        refresh(search.tree, touched, params, search._jitter)  # as Search._backup does, for the next descents
+        refresh(search.tree, touched, params, search._jitter)  # as Search.back_up does, for the next descents
         for i, leaf in enumerate(leaves):
             for j in range(params.playouts_per_leaf):
                 moves = [int(m) for m in res.history[i, j] if m != -2]
@@ -86,7 +91,7 @@ def test_virtual_loss_is_removed_exactly():
     search = Search(Board(5), params)
     search.run(simulations=24)
     before = copy.deepcopy(search.tree)
-    leaves = [search._descend() for _ in range(3)]
+    leaves = [search.descend() for _ in range(3)]
     k = before.num_nodes
     assert not np.array_equal(search.tree.n[:k], before.n[:k])  # the descents put it on
     clean = copy.deepcopy(search.tree)
@@ -95,7 +100,7 @@ def test_virtual_loss_is_removed_exactly():
     for name in ("n", "w", "node_n"):
         np.testing.assert_allclose(getattr(clean, name)[:k], getattr(before, name)[:k])
     # The round's backup takes it off as it adds the results.
-    res = jax.device_get(search.simulator.dispatch([l.board for l in leaves], jax.random.key(0)))
+    res = play_round(search, leaves)
     args = (params.playouts_per_leaf, res.wins, res.first_move, res.z, res.amaf_count, res.amaf_wins, "first")
     backup_round(search.tree, leaves, *args)
     backup_round(clean, [dataclasses.replace(l, virtual=0.0) for l in leaves], *args)
@@ -138,7 +143,7 @@ def test_cached_values_follow_the_statistics(kw):
         game.play(result.move)
         search.advance(game)
     for _ in range(4):
-        search._descend()  # virtual loss on, not yet backed up
+        search.descend()  # virtual loss on, not yet backed up
     check(1)
 
 
@@ -192,8 +197,8 @@ def test_pool_rave_pools_are_the_best_amaf_moves_and_cmc_tables_fill():
     search = Search(Board(7), params)
     search.run(simulations=512, stop_early=False)
     tree = search.tree
-    leaf = search._descend()
-    pools = search._pools([leaf])[0]  # [2, k] cells
+    leaf = search.descend()
+    pools = search.pools([leaf])[0]  # [2, k] cells
     deep = [n for n in leaf.nodes if tree.sims[n] >= 64][-1]
     g = Board(7).geometry
     mover = int(tree.to_play[deep])
@@ -345,14 +350,13 @@ def test_lazy_legal_masks_equal_the_host_ones():
         if tree.initialised[i]:  # its MoGo prior, from the device's codes or the host: the host's values
             pts = tree.boards[i].legal_points()
             np.testing.assert_array_equal(tree.prior[i, pts], mogo_values(tree.boards[i], pts))
-    assert tree.initialised[:tree.num_nodes].sum() > 20 and not search._codes.keys() & set(
-        np.flatnonzero(tree.initialised[:tree.num_nodes]).tolist())
+    assert tree.initialised[:tree.num_nodes].sum() > 20
 
 
 @pytest.mark.parametrize("prior", ["mogo", "even", "shape"])
 def test_priors_at_backup_give_the_statistics_of_priors_at_first_descent(prior):
     """A round's new nodes take their prior in one batch when their playouts come back
-    (priors.initialise_batch); the lazy path adds it when a descent first goes through a node.
+    (priors.initialise with the device's verdicts); the lazy path adds it when a descent first goes through a node.
     Same seed, so the same leaves and playouts: every node the lazy search initialised has the
     same statistics in both trees, and every other one differs by exactly the prior's M."""
     b = Board(7)

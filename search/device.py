@@ -1,0 +1,144 @@
+"""The device side of the search: one round of leaf positions, from one tree or many, in ONE call.
+
+A round is G trees x L leaves.  `play_round` labels the leaf boards' chains, plays K playouts
+from each leaf and, for the MoGo and shape priors, computes the new nodes' verdicts, all in one
+jitted dispatch (each jitted call costs host Python that the search thread would wait for).
+Leaf i of tree g plays with the keys fold_in(fold_in(key_g, call_g), i): the only key
+derivation, so a tree's numbers depend on neither its batch nor the number of devices, and a
+tree in a forest plays exactly what it plays alone (tests/test_forest.py).  With several local
+devices the rows are split over them (shard_map, one playout loop per device).
+
+`Simulator` owns the two threads that keep the device busy: one dispatches the calls in order,
+one waits for each result and copies it to the host while the search thread descends the next
+round.  The dispatch needs its own thread because on a GPU a call whose playout loop is a
+`while_loop` blocks its caller until the loop ends (XLA reads the loop condition back on the
+host every iteration); the wait needs another, or the next dispatch would queue behind it
+(docs/history.md has the timings).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gojax.kernels import policy, rules
+from gojax.kernels.host import Board
+from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
+from gojax.kernels.state import geometry_of, numpy_fields, with_placeholder_chains
+from gojax.search.params import SearchParams
+
+
+def leaf_prior_codes(states):
+    """int8 [L, P]: the MoGo prior's verdicts (kernels/policy.prior_codes) at each leaf position."""
+    return jax.vmap(policy.prior_codes)(states)[:, jnp.asarray(geometry_of(states).point_to_cell)]
+
+
+def round_keys(keys: jax.Array, calls: jax.Array, leaves: int) -> jax.Array:
+    """Keys [G * L], tree-major: fold_in(fold_in(keys[g], calls[g]), i) for leaf i of tree g."""
+    def per_tree(key, call):
+        key = jax.random.fold_in(key, call)
+        return jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.arange(leaves, dtype=jnp.int32))
+    return jax.vmap(per_tree)(keys, calls).reshape(-1)
+
+
+@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior", "devices"))
+def play_round(fields: dict, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
+               cmc: tuple[jax.Array, jax.Array] | None, leaves: int, k: int, config: PlayoutConfig,
+               with_prior: bool, devices: int = 1) -> PlayoutResult:
+    """One round: fields (kernels/state.numpy_fields) hold G x L leaf boards, tree-major; keys
+    uint32 [G, 2] the trees' raw key data (jax.random.key_data); calls int32 [G] their round
+    counters; pool int32 [G * L, 2, k] poolRave cells or None; cmc the CMC tables or None (one
+    tree, one device).  Returns the PlayoutResult of the G * L leaves."""
+    states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
+    per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)
+    if devices == 1:
+        res = run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
+    else:
+        res = _sharded(states, per_leaf, pool, k, config, devices)
+    if with_prior:
+        res = res.replace(start_prior=leaf_prior_codes(states))
+    return res
+
+
+def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) -> PlayoutResult:
+    """run_playouts with the rows split over the first `devices` devices (padded, then cut back)."""
+    n = keys.shape[0]
+    fn, _ = sharded_playouts(devices, k, config)
+    return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
+
+
+class Simulator:
+    """Plays rounds for one search or a forest of them.  With contextual Monte-Carlo on it also
+    owns the CMC tables (device arrays [2, P, P]): each round's pair statistics are added to
+    them on the device, over one game (one tree)."""
+
+    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None):
+        self.leaves = params.leaves
+        self.k = params.playouts_per_leaf
+        self.config = config or params.playout_config()
+        self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
+        self.with_prior = params.uses_mogo_verdicts
+        # The CMC tables feed each round into the next: one device, calls in order.
+        self.devices = 1 if self.config.cmc_prob > 0 else jax.device_count()
+        self.cmc = None
+        self._cmc_size = None
+        self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
+        self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
+
+    def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> concurrent.futures.Future:
+        """`dispatch` on the worker thread; the future holds its result as numpy."""
+        if self._worker is None:
+            self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
+            self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-fetch")
+        started = self._worker.submit(self.dispatch, rows, keys, calls, pools)
+        return self._fetcher.submit(lambda: jax.device_get(started.result()))
+
+    def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
+        """Start one round (asynchronously; `jax.device_get` the result to wait for it).
+
+        rows[g]: tree g's leaf boards (at most L; padded here with its first, so every call has
+        one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
+        int32 [len(rows[g]), 2, pool_size] (or None) per tree.  Result row g * L + i is leaf i
+        of tree g."""
+        g, L = len(rows), self.leaves
+        boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
+        pool = None
+        if self.pool_size:
+            pool = np.zeros((g * L, 2, self.pool_size), np.int32)
+            for t, tp in enumerate(pools or []):
+                if tp is not None:
+                    pool[t * L: t * L + len(tp)] = tp
+        cmc = None
+        if self.config.cmc_prob > 0:
+            if g != 1:
+                raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
+            cmc = self._cmc_tables(boards[0].size)
+        res = play_round(numpy_fields(boards), np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
+                         L, self.k, self.config, self.with_prior, self.devices)
+        if cmc is not None:
+            self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
+        return res
+
+    def _cmc_tables(self, size: int):
+        if self.cmc is None or self._cmc_size != size:
+            p = size * size
+            self.cmc = (jnp.zeros((2, p, p), jnp.float32), jnp.zeros((2, p, p), jnp.float32))
+            self._cmc_size = size
+        return self.cmc
+
+    def new_game(self) -> None:
+        """Forget the CMC tables (they are learned over one game)."""
+        self.cmc = None
+
+    def warm_up(self, board: Board, trees: int = 1) -> float:
+        """Compile for this board size, batch shape and number of trees; returns the seconds."""
+        t0 = time.perf_counter()
+        keys = np.zeros((trees, 2), np.uint32)
+        jax.block_until_ready(self.dispatch([[board]] * trees, keys, [1] * trees).wins)
+        self.new_game()
+        return time.perf_counter() - t0
