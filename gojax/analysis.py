@@ -5,14 +5,15 @@ One query per line in, one response per analysed turn out, each a single JSON li
     {"id":"q1","moves":[["B","E5"],["W","C3"]],"rules":"chinese","komi":7.5,"boardXSize":9,
      "boardYSize":9,"analyzeTurns":[1,2],"maxVisits":800,"includeOwnership":true}
 
-Responses carry KataGo's field names and units: moveInfos (move, visits, winrate, prior, lcb,
-utility, order, pv), rootInfo (winrate, scoreLead, utility, visits), ownership (row-major from
+Responses carry KataGo's field names and units: moveInfos (move, visits, winrate, scoreLead,
+prior, lcb, utility, order, pv), rootInfo (winrate, scoreLead, utility, visits, currentPlayer), ownership (row-major from
 the top-left point, e.g. A9) and policy (the same order, pass last, -1 where illegal).  Values
 are from the side to move's point of view unless the engine was started with --report-as
 BLACK or WHITE (KataGo's reportAnalysisWinratesAs).  `prior` is the move's share of the
 heuristic prior over the legal moves (the tree's priors, search/priors.py: not a neural
-network's policy).  scoreLead is the root's only (the mean area count of the search's
-playouts); per move, gojax has no score estimate and leaves it out.
+network's policy).  scoreLead is the mean final score (area, komi included) of the playouts:
+at the root those of this search, per move those through the move's node (the root's where the
+move has none).
 
 Actions: query_version, terminate (queued turns of that id answer noResults), clear_cache.
 A bad query gets {"error": ..., "field": ..., "id": ...} and the engine goes on.  The turns
@@ -200,21 +201,24 @@ class AnalysisEngine:
         flip = {"SIDETOMOVE": False, "BLACK": board.to_play == WHITE, "WHITE": board.to_play == BLACK}[self.report_as]
         view = (lambda q: 1.0 - q) if flip else (lambda q: q)
         total = sum(m.prior for m in r.moves) or 1.0
+        black_lead = float(np.sum(r.ownership)) - board.komi  # mean area count of the playouts, Black's view
+        lead = black_lead if (board.to_play == BLACK) != flip else -black_lead
         infos = []
         for order, m in enumerate(x for x in r.moves if x.visits > 0):
             q = m.q if not math.isnan(m.q) else m.q_star
             half = 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits)
+            move_lead = lead if math.isnan(m.score_lead) else (-m.score_lead if flip else m.score_lead)
             infos.append({"move": g.to_gtp(m.move), "visits": int(m.visits), "winrate": view(q),
+                          "scoreLead": move_lead,
                           "lcb": view(q) - half, "utility": 2 * view(q) - 1, "prior": m.prior / total,
                           "order": order, "pv": [g.to_gtp(p) for p in search.variation(
                               search.tree.pass_action if m.move is None else m.move, 12)]})
         visits = sum(int(m.visits) for m in r.moves)
         root_q = sum(m.visits * (m.q if not math.isnan(m.q) else 0.0) for m in r.moves) / max(visits, 1)
-        black_lead = float(np.sum(r.ownership)) - board.komi  # mean area count of the playouts, Black's view
-        lead = black_lead if (board.to_play == BLACK) != flip else -black_lead
         out = {"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": during, "moveInfos": infos,
                "rootInfo": {"winrate": view(root_q), "scoreLead": lead, "utility": 2 * view(root_q) - 1,
-                            "visits": visits, "thisHash": f"{int(board.hash):016X}"}}
+                            "visits": visits, "thisHash": f"{int(board.hash):016X}",
+                            "currentPlayer": "B" if board.to_play == BLACK else "W"}}
         sign = -1.0 if (board.to_play == WHITE) != flip else 1.0  # ownership: +1 for the side reported
         if item["ownership"]:
             out["ownership"] = _top_left_rows(sign * np.asarray(r.ownership), board.size)

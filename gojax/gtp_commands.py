@@ -332,8 +332,9 @@ class GtpCommands:
     # --- analysis ------------------------------------------------------------------------------------
     def _analysis_line(self, kata: bool = False, ownership: bool = False) -> str:
         """One line of `info move ...` entries, as Leela Zero (lz-analyze: winrate, prior and lcb
-        in units of 1/10,000) or KataGo (kata-analyze: fractions) write them.  `prior` is the
-        move's share of the heuristic prior over all legal moves, so the priors sum to 1."""
+        in units of 1/10,000) or KataGo (kata-analyze: fractions, and scoreLead, the mean final
+        score of the playouts through the move) write them.  `prior` is the move's share of the
+        heuristic prior over all legal moves, so the priors sum to 1."""
         r = self.player.last
         total = sum(m.prior for m in r.moves) or 1.0
         scale = (lambda x: f"{x:.6f}") if kata else (lambda x: str(int(x * 10000)))
@@ -344,8 +345,10 @@ class GtpCommands:
             q = m.q if not math.isnan(m.q) else m.q_star
             lcb = max(0.0, q - 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits))
             pv = " ".join(self._v(p) for p in self.player.variation(m.move, 12))
-            utility = f" utility {2 * q - 1:.6f}" if kata else ""
-            entries.append(f"info move {self._v(m.move)} visits {m.visits}{utility} winrate {scale(q)} "
+            extra = f" utility {2 * q - 1:.6f}" if kata else ""
+            if kata and not math.isnan(m.score_lead):
+                extra += f" scoreLead {m.score_lead:.3f}"
+            entries.append(f"info move {self._v(m.move)} visits {m.visits}{extra} winrate {scale(q)} "
                            f"prior {scale(m.prior / total)} lcb {scale(lcb)} order {order} pv {pv}")
         line = " ".join(entries)
         if ownership:  # KataGo's order: rows from the top (row N) down, each from column A; side to move's view

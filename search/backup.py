@@ -76,12 +76,14 @@ def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None
 
 
 def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
-                 z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> np.ndarray:
+                 z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str,
+                 score: np.ndarray | None = None) -> np.ndarray:
     """Back up K playouts of each of the leaves at once, removing their virtual loss.
 
     wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
     -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
-    reduced them; rows beyond len(leaves) are padding.  Returns the nodes whose statistics
+    reduced them, score [L] (the sum of the K final scores; None: not kept); rows beyond
+    len(leaves) are padding.  Returns the nodes whose statistics
     changed (each once)."""
     p = tree.pass_action
     wins = np.asarray(wins, np.float32)
@@ -112,6 +114,8 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     np.add.at(tree.node_n, s, float(k))
     np.add.at(tree.sims, s, float(k))
     np.add.at(tree.wins, s, wins[li])
+    if score is not None:
+        np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
     if edge_node:
         es, ea = np.asarray(edge_node, np.int64), np.asarray(edge_action, np.int64)
         el, ev = np.asarray(edge_leaf, np.int64), np.asarray(edge_virtual, np.float32)

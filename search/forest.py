@@ -202,15 +202,19 @@ def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[Se
     merged: dict = {}
     for r in results:
         for m in r.moves:
-            acc = merged.setdefault(m.move, [0, 0.0, 0.0, 0.0, m.prior, 0])
+            acc = merged.setdefault(m.move, [0, 0.0, 0.0, 0.0, m.prior, 0, 0.0, 0])
             acc[0] += m.visits
             acc[1] += m.visits * (0.0 if math.isnan(m.q) else m.q)
             acc[2] += m.q_star
             acc[3] += 0.0 if math.isnan(m.q_amaf) else m.q_amaf
             acc[5] += 1
+            if not math.isnan(m.score_lead):
+                acc[6] += m.visits * m.score_lead
+                acc[7] += m.visits
     stats = []
-    for move, (visits, wq, qs, qa, prior, n) in merged.items():
-        stats.append(MoveStats(move, int(visits), wq / visits if visits else float("nan"), qa / n, qs / n, prior))
+    for move, (visits, wq, qs, qa, prior, n, ws, vs) in merged.items():
+        stats.append(MoveStats(move, int(visits), wq / visits if visits else float("nan"), qa / n, qs / n, prior,
+                               ws / vs if vs else float("nan")))
     stats.sort(key=lambda m: (-m.visits, -m.q_star))
     best = stats[0]
     owner = max(range(len(results)), key=lambda g: next((m.visits for m in results[g].moves if m.move == best.move), 0))

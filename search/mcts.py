@@ -33,6 +33,9 @@ class MoveStats:
     q_amaf: float  # AMAF value for the mover (NaN without AMAF data)
     q_star: float  # eq. 12 combination the tree policy uses (mover's view)
     prior: float  # heuristic H (mover's view)
+    score_lead: float = float("nan")  # mean final score of the playouts through the move's node, for
+    #                                   the mover (its area minus the opponent's, komi included); NaN
+    #                                   when the move has no node with playouts
 
 
 @dataclasses.dataclass
@@ -211,7 +214,7 @@ class Search:
             # Their priors now, all at once (the refresh below covers them: they are on the paths).
             priors.initialise(self.tree, fresh, self.params, None if r.start_prior is None else r.start_prior[rows])
         touched = backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
-                               self.params.amaf_rule)
+                               self.params.amaf_rule, r.score.sum(1))
         refresh(self.tree, touched, self.params, self._jitter)
         own = (r.ownership[:len(leaves)] * k).sum(axis=0)
         return own, int(r.cap_hit[:len(leaves)].sum())
@@ -256,8 +259,15 @@ class Search:
                                where=tree.na[root] > 0)
         mine = (lambda x: x) if mover_black else (lambda x: 1.0 - x)
         qs = q_star(tree, root, params)
+        # Score per move: over the playouts through its child node (Black's view, then the mover's).
+        kids = tree.child[root]
+        kid_sims = np.where(kids >= 0, tree.sims[np.maximum(kids, 0)], 0.0)
+        lead_black = np.divide(tree.score[np.maximum(kids, 0)], kid_sims,
+                               out=np.full(tree.num_actions, np.nan, np.float32), where=kid_sims > 0)
+        sign = 1.0 if mover_black else -1.0
         stats = [MoveStats(None if a == tree.pass_action else int(a), int(round(visits[a])), float(mine(q_mc_black[a])),
-                           float(mine(q_am_black[a])), float(qs[a]), float(tree.prior[root, a])) for a in legal]
+                           float(mine(q_am_black[a])), float(qs[a]), float(tree.prior[root, a]),
+                           float(sign * lead_black[a])) for a in legal]
         stats.sort(key=lambda m: (-m.visits, -m.q_star))
         if params.final_move == "value":
             best = max(stats, key=lambda m: m.q_star)

@@ -12,8 +12,9 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   legal_ready[i]      bool: legal[i] is filled (lazily: see Tree.ensure_legal)
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
-Bytes per node: 29 * (P + 1) + 23, plus the host board the node keeps (about 1-2 KB):
-9x9 2,401 B + board, 19x19 10,521 B + board.
+  score[i]            the sum of those playouts' final scores (Black's area - White's - komi)
+Bytes per node: 29 * (P + 1) + 27, plus the host board the node keeps (about 1-2 KB):
+9x9 2,405 B + board, 19x19 10,525 B + board.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 
 from gojax.kernels.host import Board
 
-NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "to_play",
+NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "score", "to_play",
                "parent", "parent_action", "initialised", "legal_ready")  # every per-node array, indexed [node, ...]
 
 
@@ -45,6 +46,7 @@ class Tree:
         self.node_n = np.zeros(capacity, np.float32)
         self.sims = np.zeros(capacity, np.float32)
         self.wins = np.zeros(capacity, np.float32)
+        self.score = np.zeros(capacity, np.float32)
         self.to_play = np.zeros(capacity, np.int8)
         self.initialised = np.zeros(capacity, bool)  # heuristic prior added (at its first backup, or first descent)
         # legal[i] filled: at the node's first backup (from the device's masks for the leaf
@@ -73,7 +75,7 @@ class Tree:
         self.prior[i] = 0.5
         self.value[i] = -np.inf
         self.child[i] = -1
-        self.node_n[i] = self.sims[i] = self.wins[i] = 0.0
+        self.node_n[i] = self.sims[i] = self.wins[i] = self.score[i] = 0.0
         self.initialised[i] = False
         self.legal[i] = False
         self.legal_ready[i] = False

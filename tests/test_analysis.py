@@ -80,3 +80,27 @@ def test_turns_searched_together_answer_as_turns_searched_alone():
     alone, _ = ask(game, extra=["--batch", "1"])
     key = lambda r: r["turnNumber"]  # noqa: E731
     assert sorted(together, key=key) == sorted(alone, key=key) and len(alone) == 4
+
+
+@pytest.mark.slow
+def test_katagoanal_a_katago_client_from_pypi_analyses_a_game_through_gojax(tmp_path):
+    """katagoanal (PyPI) starts `katago analysis -config C -model M`, waits for KataGo's ready
+    line on stderr and sends one query for every turn of a game: pointed at a two-line wrapper
+    script, it gets gojax's answers, with a win rate and a score for every turn and move."""
+    import stat
+
+    from KataGoAnal.katago_driver import KataGoDriver
+    from KataGoAnal.sgf_io import Game
+    wrapper = tmp_path / "katago"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m gojax "$@" --leaves 4 --playouts-per-leaf 4\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    game = Game.from_bytes(b"(;GM[1]FF[4]SZ[9]KM[7.5]RU[Chinese];B[ee];W[cc];B[gc];W[cg];B[eg])")
+    with KataGoDriver(str(wrapper), str(tmp_path / "analysis.cfg"), str(tmp_path / "model.bin.gz"),
+                      startup_timeout=300) as katago:
+        turns = katago.analyze_game(game, max_visits=48)
+    assert [t["turn"] for t in turns] == list(range(6))
+    for t in turns:
+        assert t["visits"] >= 48 and 0 <= t["winrate"] <= 1 and isinstance(t["score_lead"], float)
+        assert t["move_infos"] and [m["order"] for m in t["move_infos"]] == list(range(len(t["move_infos"])))
+        assert all(isinstance(m["scoreLead"], float) and m["visits"] > 0 for m in t["move_infos"])
+    assert turns[0]["current_player"] == "B" and turns[1]["current_player"] == "W"

@@ -113,7 +113,7 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 29 * 50 + 23  # docs: 29 (P + 1) + 23
+    assert search.tree.bytes_per_node() == 29 * 50 + 27  # docs: 29 (P + 1) + 27
 
 
 @pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}])
@@ -389,3 +389,22 @@ def test_every_per_node_array_is_listed_once_for_reroot():
     t = Tree(5, 8)
     per_node = {k for k, v in vars(t).items() if isinstance(v, np.ndarray) and v.shape[:1] == (t.capacity,)}
     assert per_node == set(NODE_ARRAYS)
+
+
+@pytest.mark.parametrize("to_play", ["B", "W"])
+def test_score_lead_per_move_is_the_mean_score_of_the_playouts_through_its_node(to_play):
+    # Black lives at the top with two eyes; White's one stone does not: Black wins by about 20.
+    ahead = board("""
+        . X . X .
+        X X X X X
+        . . . . .
+        . . . . .
+        . . . O .""", to_play=to_play, komi=0.5)
+    search = Search(ahead, SearchParams(leaves=4, playouts_per_leaf=4, seed=1))
+    r = search.run(simulations=256, stop_early=False)
+    tree, root = search.tree, search.root
+    sign = 1.0 if to_play == "B" else -1.0
+    for m in r.moves[:3]:
+        child = tree.child[root, tree.pass_action if m.move is None else m.move]
+        assert m.score_lead == pytest.approx(sign * tree.score[child] / tree.sims[child], rel=1e-5)
+    assert sign * r.moves[0].score_lead > 10  # Black far ahead, whoever moves
