@@ -1,27 +1,46 @@
-"""A batched arena: every game of a gojax-vs-gojax match in one process, all their searches in
-one forest (search/forest.py): one device call per round for every game's side to move.
+"""A batched arena: every game of a match in one process, all of gojax's searches in one forest
+(search/forest.py): one device call per round for every game where gojax is to move.
 
+Each side is an `ArenaEngine` (gojax in this process: a `Player`, gojax/player.py) or an
+`ExternalEngine` (a GTP command, GNU Go or Pachi, one process per game as `gojax match` starts
+it).  While gojax's trees search, the external engines to move think in their own processes.
 The games and their records are those `gojax match` writes (gojax/match.py): results.jsonl
-with one line per game, an SGF per game, GNU Go as referee, colours alternating, resumable.
-Each engine is a `Player` (gojax/player.py) with the seed `gojax gtp` would get in that game
-from `gojax match` (match.seeded: its seed x 100003 + the game), and makes the same decisions
-(resignation, passing on the judged count), so an arena game is the game two `gojax gtp`
-processes play (tests/test_arena.py plays one both ways).  Both engines must share L, K, the
-playout policy and the prior (one device call); their simulations per move may differ.
+with one line per game, an SGF per game, GNU Go as referee, colours alternating, per-game seeds,
+resumable; an external engine that crashes or answers an illegal move forfeits its game only.
+An in-process engine has the seed `gojax gtp` would get in that game from `gojax match`
+(match.seeded: its seed x 100003 + the game) and makes the same decisions (resignation, passing
+on the judged count), so an arena game is the game two `gojax gtp` processes play
+(tests/test_arena.py plays one both ways).  In-process engines share L, K, the playout policy
+and the prior (one device call); their simulations per move may differ.  Openings are not
+supported here (`gojax match --openings`).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import io
 import json
 import os
+import shlex
 import sys
 import time
 
-from gojax.kernels.geometry import BLACK, WHITE
-from gojax.kernels.host import Board
-from gojax.match import MatchConfig, counted, finish_game, load_results, referee_score, summarize
+from gojax.gtp_client import GtpEngineError
+from gojax.kernels.geometry import BLACK, WHITE, CoordinateError
+from gojax.kernels.host import Board, IllegalMove
+from gojax.match import (
+    EngineFailure,
+    MatchConfig,
+    counted,
+    failure_message,
+    finish_game,
+    load_results,
+    referee_score,
+    seeded,
+    start_engine,
+    summarize,
+)
 from gojax.player import RESIGN, Player, PlayerOptions
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
@@ -35,31 +54,126 @@ class ArenaEngine:
     simulations: int
     params: SearchParams = SearchParams()
     resign: bool = True
+    command_line: str = ""  # the `gojax gtp` command it stands for, if it came from one
 
     def command(self) -> str:
         """How the results name it: the `gojax gtp` command that plays the same games."""
-        return f"arena: gojax gtp --simulations {self.simulations} --seed {self.params.seed}"
+        return "arena: " + (self.command_line or f"gojax gtp --simulations {self.simulations} --seed {self.params.seed}")
+
+
+def engine_from_command(name: str, cmd: str):
+    """An `ArenaEngine` for a `gojax gtp ...` command (its options parsed as `gojax gtp` parses
+    them; it plays with this process's gojax, whatever program path the command names), else
+    an `ExternalEngine`.  ValueError for gojax options the arena cannot honour."""
+    argv = shlex.split(cmd)
+    names = [os.path.basename(a) for a in argv]
+    if "gtp" not in argv or not any(n.startswith("gojax") for n in names[:argv.index("gtp")]):
+        return ExternalEngine(name, cmd)
+    from gojax.cli import build_parser, search_params
+    try:
+        args = build_parser().parse_args(argv[argv.index("gtp"):])
+    except SystemExit:
+        raise ValueError(f"cannot read the gojax options of {cmd!r}") from None
+    if args.seconds is not None or args.trees > 1:
+        raise ValueError(f"{cmd!r}: the arena plays gojax by simulations with one tree (no --seconds, --trees)")
+    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
+    return ArenaEngine(name, args.simulations, params, not args.no_resign and args.resign_threshold > 0, cmd)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalEngine:
+    name: str
+    command: str  # a GTP engine's command line, as `gojax match` takes it (seeded per game)
 
 
 class _Game:
-    def __init__(self, index: int, a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig):
+    def __init__(self, index: int, a, b, cfg: MatchConfig):
         self.index = index
         a_black = not cfg.alternate or index % 2 == 0
         self.engines = {BLACK: a if a_black else b, WHITE: b if a_black else a}
-        self.players = {}
-        for color, e in self.engines.items():
-            seed = e.params.seed * 100003 + index if cfg.vary_seeds else e.params.seed
-            self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
-                                         PlayerOptions(simulations=e.simulations, resign=e.resign, log=io.StringIO(),
-                                                       verbose=False))
+        self.players, self.clients, self.commands = {}, {}, {}
         self.board = Board(cfg.size, cfg.komi)
         self.max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
         self.winner, self.reason, self.ended = None, None, "score"
-        self.seconds = 0.0
+        self.think = {BLACK: 0.0, WHITE: 0.0}  # seconds, and moves, per colour
+        self.moves = {BLACK: 0, WHITE: 0}
+        for color, e in self.engines.items():
+            if isinstance(e, ExternalEngine):
+                self.commands[color] = seeded(e.command, index) if cfg.vary_seeds else e.command
+                continue
+            seed = e.params.seed * 100003 + index if cfg.vary_seeds else e.params.seed
+            self.commands[color] = e.command()
+            self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
+                                         PlayerOptions(simulations=e.simulations, resign=e.resign, log=io.StringIO(),
+                                                       verbose=False))
+
+    def start(self, cfg: MatchConfig) -> None:
+        """Start the external engines (EngineFailure if one cannot get ready)."""
+        for color, cmd in self.commands.items():
+            if color not in self.players:
+                self.clients[color] = start_engine(cmd, cfg.size, cfg.komi)
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
 
     @property
     def over(self) -> bool:
         return self.reason is not None or self.board.game_over or len(self.board.moves) >= self.max_moves
+
+    def external_to_move(self) -> bool:
+        return self.board.to_play in self.clients
+
+    def forfeit(self, color: int, why: str) -> None:
+        self.winner, self.reason, self.ended = 3 - color, f"{_NAMES[color]} forfeits: {why}", "forfeit"
+
+    def played(self, color: int, move: int | None) -> None:
+        """`color` played `move` (legal): on the board, and told to the other side."""
+        self.board.play(move, color)
+        self.tell(color, move)
+
+    def tell(self, color: int, move: int | None) -> None:
+        """Tell the other side that `color` played `move`."""
+        other = 3 - color
+        if other in self.players:
+            self.players[other].play(color, move)
+            return
+        vertex = self.board.geometry.to_gtp(move)
+        try:
+            self.clients[other].send(f"play {_NAMES[color]} {vertex}", timeout=300)
+        except GtpEngineError as err:
+            self.forfeit(other, str(err))
+
+    def ask(self, timeout: float):
+        """The external engine to move: genmove, (reply, seconds) or (error, seconds)."""
+        color = self.board.to_play
+        t0 = time.perf_counter()
+        try:
+            reply = self.clients[color].send(f"genmove {_NAMES[color]}", timeout=timeout).strip().lower()
+        except GtpEngineError as err:
+            return err, time.perf_counter() - t0
+        return reply, time.perf_counter() - t0
+
+    def answer(self, reply, seconds: float) -> None:
+        """Apply the external engine's genmove reply (`ask`)."""
+        color = self.board.to_play
+        if isinstance(reply, GtpEngineError):
+            if self.moves[color] == 0 and self.clients[color].dead():  # broken, not beaten: stop the run
+                raise EngineFailure(failure_message(self.commands[color], self.clients[color], reply))
+            self.forfeit(color, str(reply))
+            return
+        self.think[color] += seconds
+        self.moves[color] += 1
+        if reply == "resign":
+            self.winner, self.reason, self.ended = 3 - color, f"{_NAMES[color]} resigns", "resign"
+            return
+        try:
+            point = self.board.geometry.from_gtp(reply)
+            self.board.play(point, color)  # an illegal move leaves the board as it was
+        except (CoordinateError, IllegalMove) as err:
+            self.forfeit(color, f"illegal move {reply!r} ({err})")
+            return
+        self.tell(color, point)
 
 
 def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 64, progress: bool = True,
@@ -75,9 +189,16 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
         print(f"[arena] resuming: {len(done)} of {cfg.games} games already in {path}", file=log)
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=cfg.games - len(todo), desc="arena", file=log, disable=not progress)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="arena-engine")
     for start in range(0, len(todo), parallel):
         games = [_Game(i, a, b, cfg) for i in todo[start:start + parallel]]
-        _play(games, cfg)
+        try:
+            for g in games:
+                g.start(cfg)
+            _play(games, cfg, pool)
+        finally:
+            for g in games:
+                g.close()
         for g in games:
             rec = _record(g, cfg)
             with open(path, "a") as f:
@@ -85,40 +206,47 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
             done.append(rec)
             bar.update(1)
     bar.close()
+    pool.shutdown()
     return summarize([r for r in done if r["game"] < cfg.games], a.name, b.name)
 
 
-def _play(games: list[_Game], cfg: MatchConfig) -> None:
-    """Every game to its end: each ply, the side to move in every unfinished game searches, all
-    in one forest; finished games keep their seat with a budget of 0."""
+def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor) -> None:
+    """Every game to its end.  Each ply: the external engines to move think in their processes
+    while every game with gojax to move searches, all in one forest (finished games and games
+    waiting for an external engine keep their seat with a budget of 0)."""
     searches = [None] * len(games)
     forest = None
     while not all(g.over for g in games):
+        asked = {i: pool.submit(g.ask, cfg.move_timeout) for i, g in enumerate(games)
+                 if not g.over and g.external_to_move()}
         budgets = []
         for i, g in enumerate(games):
-            if g.over:
+            if g.over or i in asked:
                 budgets.append(0)
                 continue
             color = g.board.to_play
             searches[i] = g.players[color].prepare(color)
             budgets.append(g.players[color].options.simulations)
-        filler = next(s for s in searches if s is not None)
-        t0 = time.perf_counter()
-        trees = [s or filler for s in searches]
-        forest = Forest.of(trees) if forest is None else forest.use(trees)
-        results = forest.run(budgets)
-        share = (time.perf_counter() - t0) / max(1, sum(b > 0 for b in budgets))
-        for g, r, budget in zip(games, results, budgets):
-            if not budget:
-                continue
-            g.seconds += share
-            color = g.board.to_play
-            move = g.players[color].decide(color, r)
-            if move == RESIGN:
-                g.winner, g.reason, g.ended = 3 - color, f"{_NAMES[color]} resigns", "resign"
-                continue
-            g.board.play(move, color)
-            g.players[3 - color].play(color, move)
+        if any(budgets):
+            filler = next(s for s in searches if s is not None)
+            t0 = time.perf_counter()
+            trees = [s or filler for s in searches]
+            forest = Forest.of(trees) if forest is None else forest.use(trees)
+            results = forest.run(budgets)
+            share = (time.perf_counter() - t0) / sum(b > 0 for b in budgets)
+            for g, r, budget in zip(games, results, budgets):
+                if not budget:
+                    continue
+                color = g.board.to_play
+                g.think[color] += share
+                g.moves[color] += 1
+                move = g.players[color].decide(color, r)
+                if move == RESIGN:
+                    g.winner, g.reason, g.ended = 3 - color, f"{_NAMES[color]} resigns", "resign"
+                    continue
+                g.played(color, move)
+        for i, future in asked.items():
+            games[i].answer(*future.result())
 
 
 def _record(g: _Game, cfg: MatchConfig) -> dict:
@@ -128,8 +256,7 @@ def _record(g: _Game, cfg: MatchConfig) -> dict:
         g.winner, g.reason = counted(score, g.board, g.max_moves)
     names = {c: e.name for c, e in g.engines.items()}
     record = {"game": g.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
-              "commands": {e.name: e.command() for e in g.engines.values()}}
-    moves = max(len(g.board.moves), 1)
+              "commands": {names[c]: g.commands[c] for c in (BLACK, WHITE)}}
     record.update(finish_game(cfg, g.index, g.board, names, g.winner, g.reason, g.ended, score,
-                              {e.name: g.seconds / moves for e in g.engines.values()}))
+                              {names[c]: g.think[c] / max(g.moves[c], 1) for c in (BLACK, WHITE)}))
     return record

@@ -241,6 +241,9 @@ def _add_match(sub):
     p.add_argument("--move-timeout", type=positive_float, default=120.0, help="seconds per genmove before a forfeit")
     p.add_argument("--max-moves", type=positive_int, default=None, help="stop and score a game after this many moves")
     p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time (default 1)")
+    p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
+                   help="play G games at once in this process: the `gojax gtp` engines' searches in one device call "
+                        "per round, any other engine in its own processes (gojax/arena.py)")
     p.add_argument("--same-seeds", action="store_true",
                    help="do not give gojax and GNU Go a new --seed every game ({game} in a command is always replaced)")
     p.add_argument("--openings", nargs="+", default=[], metavar="SGF",
@@ -253,6 +256,16 @@ def _add_match(sub):
     p.add_argument("--json", action="store_true", help="end stdout with the summary as one JSON line")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_match)
+
+
+def _arena_match(cfg, args) -> dict:
+    from gojax.arena import ArenaEngine, engine_from_command, run_arena
+    if cfg.openings:
+        raise ValueError("--parallel-games does not play openings: leave out --openings or --parallel-games")
+    a, b = engine_from_command(cfg.name_a, cfg.engine_a), engine_from_command(cfg.name_b, cfg.engine_b)
+    if not isinstance(a, ArenaEngine) and not isinstance(b, ArenaEngine):
+        raise ValueError("--parallel-games needs a `gojax gtp` engine on one side at least")
+    return run_arena(a, b, cfg, parallel=args.parallel_games, progress=not args.no_progress)
 
 
 def _engine_name(cmd: str) -> str:
@@ -288,8 +301,11 @@ def _run_match(args) -> int:
     try:
         cfg.openings = opening_files(args.openings)
         cfg.opening_moves = args.opening_moves
-        summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
-    except (OpeningError, ResumeError, EngineFailure) as err:
+        if args.parallel_games:
+            summary = _arena_match(cfg, args)
+        else:
+            summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
+    except (OpeningError, ResumeError, EngineFailure, ValueError) as err:
         print(f"gojax match: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -315,8 +331,8 @@ def _add_scaling(sub):
     p.add_argument("--out", required=True)
     p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time in each match (default 1)")
     p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
-                   help="--study selfplay: play each match in this process, G games at once, all their searches"
-                        " in one device call per round (gojax/arena.py)")
+                   help="play each match in this process, G games at once, gojax's searches in one device call "
+                        "per round, GNU Go in its own processes (gojax/arena.py)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 

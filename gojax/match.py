@@ -168,7 +168,7 @@ def safe_path(cmd: str) -> str:
     return cmd
 
 
-def _start(cmd: str, size: int, komi: float, stop: Stop | None = None) -> GtpClient:
+def start_engine(cmd: str, size: int, komi: float, stop: Stop | None = None) -> GtpClient:
     """An engine ready for a game; EngineFailure (with its stderr) if it cannot get there."""
     try:
         client = GtpClient(_find_gnugo(safe_path(cmd)), stderr="keep")
@@ -183,13 +183,13 @@ def _start(cmd: str, size: int, komi: float, stop: Stop | None = None) -> GtpCli
     except GtpEngineError as err:
         if stop is not None and stop.is_set():
             raise MatchStopped() from None
-        message = _failure(cmd, client, err)
+        message = failure_message(cmd, client, err)
         client.close(timeout=1)
         raise EngineFailure(message) from None
     return client
 
 
-def _failure(cmd: str, client: GtpClient, err: Exception) -> str:
+def failure_message(cmd: str, client: GtpClient, err: Exception) -> str:
     tail = client.stderr_tail()
     return f"engine {cmd!r} failed before its first move: {err}" + (f"\n  its stderr ends:\n{tail}" if tail else "")
 
@@ -258,7 +258,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
     ended = "score"  # or "resign", "forfeit"
     try:
         for color in (BLACK, WHITE):
-            engines[color] = _start(cmds[color], cfg.size, cfg.komi, stop)
+            engines[color] = start_engine(cmds[color], cfg.size, cfg.komi, stop)
         if opening is not None:
             for color, point in load_opening(opening, cfg.size, cfg.opening_moves):
                 board.play(point, color)
@@ -283,7 +283,7 @@ def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = 
                 if stop is not None and stop.is_set():
                     raise MatchStopped(index) from None
                 if moves[color] == 0 and engines[color].dead():  # broken, not beaten: stop the run
-                    raise EngineFailure(_failure(cmds[color], engines[color], err)) from None
+                    raise EngineFailure(failure_message(cmds[color], engines[color], err)) from None
                 winner, reason = opponent(color), f"{_NAMES[color]} forfeits: {err}"
                 ended = "forfeit"
                 break

@@ -30,20 +30,12 @@ def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
             f"{extra}").strip()
 
 
-def arena_params(extra: str, seed: int):
-    """The SearchParams that `gojax gtp EXTRA --seed SEED` would search with."""
-    from gojax.cli import build_parser, search_params
-    return search_params(build_parser().parse_args(["gtp", *shlex.split(extra), "--seed", str(seed)]))
-
-
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
                 gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
                 move_timeout: float = 300.0, progress: bool = True, jobs: int = 1,
                 parallel_games: int = 0) -> list[dict]:
-    """One match per N (resumable).  `parallel_games` > 0 (selfplay only): each match is played
-    in one process by the batched arena (gojax/arena.py), that many games at once."""
-    if parallel_games and study != "selfplay":
-        raise ValueError("--parallel-games plays gojax against gojax: use it with --study selfplay")
+    """One match per N (resumable).  `parallel_games` > 0: each match is played in one process by
+    the batched arena (gojax/arena.py), that many games at once (GNU Go in its own processes)."""
     rows = []
     for n in ns:
         if study == "selfplay":
@@ -59,9 +51,9 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
                           if "--level" in gnugo else gnugo, move_timeout=move_timeout,
                           name_a=name_a, name_b=name_b)
         if parallel_games:
-            from gojax.arena import ArenaEngine, run_arena
-            s = run_arena(ArenaEngine(name_a, 2 * n, arena_params(extra, 1)), ArenaEngine(name_b, n, arena_params(extra, 2)),
-                          cfg, parallel=parallel_games, progress=progress)
+            from gojax.arena import engine_from_command, run_arena
+            s = run_arena(engine_from_command(name_a, a), engine_from_command(name_b, b), cfg, parallel=parallel_games,
+                          progress=progress)
         else:
             s = run_match(cfg, progress=progress, jobs=jobs)
         lo, hi = s["elo_95"]

@@ -1,10 +1,14 @@
-"""The batched arena plays the games that two `gojax gtp` processes play under `gojax match`."""
+"""The batched arena plays the games that `gojax match` plays between processes: gojax against gojax, or
+against GNU Go and other GTP engines in their own processes (which forfeit their own games only)."""
 
 import dataclasses
+import pathlib
 import sys
 
-from gojax.arena import ArenaEngine, run_arena
-from gojax.match import MatchConfig, load_results, run_match
+import pytest
+
+from gojax.arena import ArenaEngine, ExternalEngine, engine_from_command, run_arena
+from gojax.match import EngineFailure, MatchConfig, load_results, run_match
 from gojax.search.params import SearchParams
 from gojax.sgf import load_sgf
 from tests.helpers import gnugo_path
@@ -42,6 +46,46 @@ def test_arena_games_are_the_games_of_gtp_processes(tmp_path):
     assert [r["game"] for r in load_results(str(tmp_path / "arena" / "results.jsonl"))] == [0, 1, 2]
 
 
+def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path):
+    """gojax's moves batched in one forest, GNU Go in a process per game: the same games, move
+    for move, as `gojax match` between two processes (both engines are deterministic for a seed)."""
+    referee = f"{gnugo_path()} --mode gtp --chinese-rules"
+    gnugo = f"{gnugo_path()} --mode gtp --level 1 --chinese-rules"
+    cfg = MatchConfig(engine_a=gtp(32), engine_b=gnugo, games=2, size=5, komi=3.5, out=str(tmp_path / "gtp"),
+                      gnugo=referee, name_a="gojax-32", name_b="gnugo")
+    run_match(cfg, progress=False, jobs=2)
+    arena_cfg = dataclasses.replace(cfg, out=str(tmp_path / "arena"))
+    a, b = engine_from_command("gojax-32", gtp(32)), engine_from_command("gnugo", gnugo)
+    assert isinstance(a, ArenaEngine) and a.simulations == 32 and a.params.leaves == 4
+    assert isinstance(b, ExternalEngine)
+    run_arena(a, b, arena_cfg, parallel=2, progress=False)
+    by_gtp = {r["game"]: r for r in load_results(str(tmp_path / "gtp" / "results.jsonl"))}
+    by_arena = {r["game"]: r for r in load_results(str(tmp_path / "arena" / "results.jsonl"))}
+    for game in (0, 1):
+        assert moves_of(tmp_path / "arena", by_arena[game]) == moves_of(tmp_path / "gtp", by_gtp[game])
+        assert by_arena[game]["result"] == by_gtp[game]["result"]
+        assert by_arena[game]["commands"]["gnugo"] == by_gtp[game]["commands"]["gnugo"]  # the same per-game seed
+
+
+BROKEN = f"{sys.executable} {pathlib.Path(__file__).parent / 'engines' / 'broken_engine.py'}"
+
+
+def test_an_external_engine_that_crashes_forfeits_its_game_only(tmp_path):
+    referee = f"{gnugo_path()} --mode gtp --chinese-rules"
+    cfg = MatchConfig(engine_a=gtp(16), engine_b=f"{BROKEN} crash", games=2, size=5, out=str(tmp_path),
+                      gnugo=referee, name_a="gojax", name_b="broken", move_timeout=10)
+    summary = run_arena(engine_from_command("gojax", gtp(16)), ExternalEngine("broken", f"{BROKEN} crash"), cfg,
+                        parallel=2, progress=False)
+    records = load_results(str(tmp_path / "results.jsonl"))
+    assert len(records) == 2 and all(r["forfeit"] and r["winner"] == "gojax" for r in records)
+    assert summary["forfeits"] == {"gojax": 0, "broken": 2}
+    cfg_first = dataclasses.replace(cfg, out=str(tmp_path / "first"), engine_b=f"{BROKEN} crash-first")
+    with pytest.raises(EngineFailure, match="broken_engine: crashing"):  # broken, not beaten: the run stops
+        run_arena(engine_from_command("gojax", gtp(16)), ExternalEngine("broken", f"{BROKEN} crash-first"),
+                  cfg_first, parallel=2, progress=False)
+    assert load_results(str(tmp_path / "first" / "results.jsonl")) == []
+
+
 def test_scaling_plays_a_point_in_the_arena(tmp_path, capsys):
     from gojax.cli import main
     out = tmp_path / "s"
@@ -50,5 +94,6 @@ def test_scaling_plays_a_point_in_the_arena(tmp_path, capsys):
     rows = load_results(str(out / "selfplay_32_vs_16" / "results.jsonl"))
     assert len(rows) == 2 and rows[0]["commands"]["gojax-32"].startswith("arena: ")
     assert (out / "scaling.csv").exists()
-    assert main(["scaling", "--study", "gnugo", "--n", "16", "--parallel-games", "2", "--out", str(out)]) == 2
-    assert "--study selfplay" in capsys.readouterr().err
+    assert main(["match", "--black", gtp(16) + " --seconds 1", "--white", gtp(16), "--parallel-games", "2",
+                 "--out", str(tmp_path / "m")]) == 2  # the arena plays by simulations
+    assert "--seconds" in capsys.readouterr().err

@@ -12,12 +12,12 @@ from gojax.match import (
     EngineFailure,
     MatchConfig,
     ResumeError,
-    _start,
     format_summary,
     load_results,
     play_game,
     run_match,
     safe_path,
+    start_engine,
     summarize,
 )
 from tests.helpers import gnugo_path
@@ -92,7 +92,7 @@ def test_a_gojax_folder_in_the_working_directory_cannot_shadow_the_engine(tmp_pa
     (tmp_path / "gojax").mkdir()  # a clone's parent directory holds the repository folder `gojax`
     monkeypatch.chdir(tmp_path)
     assert safe_path(f"{sys.executable} -m gojax gtp --quiet").split()[1] == "-P"
-    engine = _start(f"{sys.executable} -m gojax gtp --quiet --no-warmup", 5, 7.5)
+    engine = start_engine(f"{sys.executable} -m gojax gtp --quiet --no-warmup", 5, 7.5)
     try:
         assert engine.send("name") == "gojax"
     finally:
