@@ -188,7 +188,8 @@ class Forest:
         L = self.params.leaves
         played = [t for t, ls in enumerate(round_.leaves) if ls is not None]  # the call's tree order
         for pos, t in enumerate(played):
-            o, c = self.searches[t].back_up(round_.leaves[t], _rows(result, pos * L, (pos + 1) * L))
+            rows = result if len(result.wins) == L else _rows(result, pos * L, (pos + 1) * L)  # one tree: all
+            o, c = self.searches[t].back_up(round_.leaves[t], rows)
             run.own[t] += o
             run.caps[t] += c
             run.done[t] += self.params.batch
