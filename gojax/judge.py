@@ -88,7 +88,7 @@ def _losing_fill(board: Board, q: int, color: int) -> bool:
     """Would `color` at q be suicide, or capture nothing and leave its own chain of three or
     more stones with one liberty?"""
     try:
-        stones, captured, _ = board._try(q, color)
+        stones, captured, _ = board.try_move(q, color)
     except IllegalMove:
         return True
     if captured:

@@ -177,7 +177,7 @@ class Board:
                     todo.append(r)
         return stones, libs
 
-    def _try(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
+    def try_move(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
         """Stones after `color` plays p, the captured points and the new hash; raises on illegal."""
         if self.stones[p] != EMPTY:
             raise IllegalMove("occupied", f"{self.geometry.to_gtp(p)} is occupied")
@@ -213,7 +213,7 @@ class Board:
         color = self.to_play if color is None else color
         if color == self.to_play and p == self.ko:
             raise IllegalMove("ko", f"{self.geometry.to_gtp(p)} retakes a ko")
-        _, _, h = self._try(p, color)
+        _, _, h = self.try_move(p, color)
         if superko and int(h) in self.seen:
             raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
 
@@ -251,10 +251,10 @@ class Board:
         """`legal_points()` from the device's masks for this position (bool [P] each: legal
         under simple ko, and legal AND capturing): drops the moves that repeat an earlier
         position.  The Zobrist hash after each move is one XOR for a plain move; a capture is
-        played out with `_try` to know which stones leave."""
+        played out with `try_move` to know which stones leave."""
         points = np.flatnonzero(legal)
         seen, color = self.seen, self.to_play
-        repeats = {p for p in points[capture[points]].tolist() if int(self._try(p, color)[2]) in seen}
+        repeats = {p for p in points[capture[points]].tolist() if int(self.try_move(p, color)[2]) in seen}
         if not self._plain_moves_are_new():
             plain = points[~capture[points]]
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
@@ -303,7 +303,7 @@ class Board:
             return []
         if color == self.to_play and p == self.ko:
             raise IllegalMove("ko", f"{self.geometry.to_gtp(p)} retakes a ko")
-        stones, captured, h = self._try(p, color)  # raises on occupied and suicide
+        stones, captured, h = self.try_move(p, color)  # raises on occupied and suicide
         if superko and int(h) in self.seen:
             raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
         # Simple ko: a lone stone that captured exactly one stone and has that point as its

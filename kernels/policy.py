@@ -84,11 +84,11 @@ def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
 
 
 def _atari_here(state: BoardState):
-    """For every interior cell (see rules._interior) and direction i: does the chain of the
+    """For every interior cell (see rules.interior) and direction i: does the chain of the
     neighbour in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with
     atari a list of 4 bool [R]; meaningful where the cell is empty."""
     c, ch, lb = state.color, state.chain, state.libs
-    nc, nch, nl = rules._orthogonal(c), rules._orthogonal(ch), rules._orthogonal(lb)
+    nc, nch, nl = rules.orthogonal(c), rules.orthogonal(ch), rules.orthogonal(lb)
     atari = []
     for i in range(4):
         edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
@@ -107,7 +107,7 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     w = _width(m)
     me = state.to_play.astype(c.dtype)
     opp = (3 - me).astype(c.dtype)
-    centre = rules._interior(c, 0)
+    centre = rules.interior(c, 0)
     empty = centre == EMPTY
     nc, nch, atari = _atari_here(state)
     cells = jnp.arange(m, dtype=jnp.int32)
@@ -122,26 +122,26 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     in_atari = own_lib.any(-1) & (a_ids >= 0)
     extend = own_lib.any(0)
     in_a = (c == me) & ((ch[:, None] == a_ids[None, :]) & in_atari[None, :]).any(1)  # [M] stones of those chains
-    touches = sum(x.astype(jnp.int8) for x in rules._orthogonal(in_a)) > 0
+    touches = sum(x.astype(jnp.int8) for x in rules.orthogonal(in_a)) > 0
     # An attacker: an opponent chain in atari that is the last move's own chain, or that has a
     # stone next to both the chain in atari and its own last liberty (every one-stone attacker).
     # A chain-wide "touches" flag would need a scatter per board per move, 4x this rule's cost.
-    attacker = rules._embed((centre == opp) & touches, False) | ((c == opp) & (ch == ch[a]) & in_atari.any())
-    attacker_nb = rules._orthogonal(attacker)
+    attacker = rules.embed((centre == opp) & touches, False) | ((c == opp) & (ch == ch[a]) & in_atari.any())
+    attacker_nb = rules.orthogonal(attacker)
     capture_attacker = empty & (sum((nc[i] == opp) & atari[i] & attacker_nb[i] for i in range(4)) > 0)
 
     # --- capture anywhere ----------------------------------------------------------------------
     capture = empty & (sum((nc[i] == opp) & atari[i] for i in range(4)) > 0)
 
     # --- fill board: the 3x3 block around the point is empty ------------------------------------
-    around = rules._orthogonal(c) + rules._diagonal(c)
+    around = rules.orthogonal(c) + rules.diagonal(c)
     fill = empty & (sum((x != EMPTY).astype(jnp.int8) for x in around) == 0)
 
     # --- nakade: the middle of a 3-point empty region enclosed by one colour ---------------------
     n_empty = sum((x == EMPTY).astype(jnp.int8) for x in nc)  # [R] empty neighbours
     bits = _or4(nc)  # [R] colours next to the point
-    nb_n = rules._orthogonal(rules._embed(jnp.where(empty, n_empty, 0).astype(jnp.int8), 0))
-    nb_bits = rules._orthogonal(rules._embed(jnp.where(empty, bits, 0).astype(jnp.int8), 0))
+    nb_n = rules.orthogonal(rules.embed(jnp.where(empty, n_empty, 0).astype(jnp.int8), 0))
+    nb_bits = rules.orthogonal(rules.embed(jnp.where(empty, bits, 0).astype(jnp.int8), 0))
     ends = sum(((nc[i] == EMPTY) & (nb_n[i] == 1)).astype(jnp.int8) for i in range(4))
     region_bits = bits
     for i in range(4):
@@ -156,7 +156,7 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
 
     def full(x):
-        return rules._embed(x, False) & legal
+        return rules.embed(x, False) & legal
 
     return dict(save_extend=full(extend), save_capture=full(capture_attacker), capture=full(capture),
                 fill=full(fill), nakade=full(nakade), pattern=pattern & (cells > 0))
@@ -188,7 +188,7 @@ def liberties_after(state: BoardState, cell: jax.Array) -> tuple[jax.Array, jax.
     group = (cells == cell) | ((c == me) & (same & friend[None, :]).any(1))
     captured = (c == opp) & (same & taken[None, :]).any(1)
     free = ((c == EMPTY) | captured) & (cells != cell)
-    touching = rules._embed(sum(x.astype(jnp.int8) for x in rules._orthogonal(group)) > 0, False)
+    touching = rules.embed(sum(x.astype(jnp.int8) for x in rules.orthogonal(group)) > 0, False)
     return ((free & touching).sum(dtype=jnp.int32), group.sum(dtype=jnp.int32),
             captured.sum(dtype=jnp.int32))
 
@@ -324,7 +324,7 @@ def prior_codes(state: BoardState) -> jax.Array:
     me = state.to_play.astype(c.dtype)
     legal, capture = rules.legal_and_capture_masks(state)
     nc, _, atari = _atari_here(state)
-    friend_atari = rules._embed(sum(((nc[i] == me) & atari[i]).astype(jnp.int8) for i in range(4)) > 0, False)
+    friend_atari = rules.embed(sum(((nc[i] == me) & atari[i]).astype(jnp.int8) for i in range(4)) > 0, False)
     eye = rules.eye_mask(state, me)
     cells = jnp.arange(m, dtype=jnp.int32)
     libs, size, _ = jax.vmap(lambda cell: liberties_after(state, cell))(cells)

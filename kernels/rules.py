@@ -21,7 +21,7 @@ def _width(m: int) -> int:
     return int(round(m ** 0.5))
 
 
-def _interior(x: jax.Array, offset: int) -> jax.Array:
+def interior(x: jax.Array, offset: int) -> jax.Array:
     """The cell at `offset` from every cell in [W + 1, M - W - 1): rows 1..N less the two
     outermost border cells, so that all eight neighbours stay inside the array.
 
@@ -31,37 +31,37 @@ def _interior(x: jax.Array, offset: int) -> jax.Array:
     return x[..., w + 1 + offset: m - w - 1 + offset]
 
 
-def _embed(region: jax.Array, fill=0) -> jax.Array:
-    """[R] region (see _interior) -> full [M] array; the cells outside get `fill`."""
+def embed(region: jax.Array, fill=0) -> jax.Array:
+    """[R] region (see interior) -> full [M] array; the cells outside get `fill`."""
     w = 1 + int(round((3 + region.shape[-1]) ** 0.5))  # R = W (W - 2) - 2
     pad = jnp.full(region.shape[:-1] + (w + 1,), fill, region.dtype)
     return jnp.concatenate([pad, region, pad], axis=-1)
 
 
-def _orthogonal(x: jax.Array) -> list[jax.Array]:
+def orthogonal(x: jax.Array) -> list[jax.Array]:
     w = _width(x.shape[-1])
-    return [_interior(x, o) for o in (-w, w, -1, 1)]
+    return [interior(x, o) for o in (-w, w, -1, 1)]
 
 
-def _diagonal(x: jax.Array) -> list[jax.Array]:
+def diagonal(x: jax.Array) -> list[jax.Array]:
     w = _width(x.shape[-1])
-    return [_interior(x, o) for o in (-w - 1, -w + 1, w - 1, w + 1)]
+    return [interior(x, o) for o in (-w - 1, -w + 1, w - 1, w + 1)]
 
 
 def eye_mask(state: BoardState, color) -> jax.Array:
     """bool [M]: empty cells that are eyes of `color` (SPEC.md): all four neighbours `color` or
     border, at most one opponent diagonal, none on the edge or in the corner."""
     c = state.color
-    nb = _orthogonal(c)
-    dg = _diagonal(c)
+    nb = orthogonal(c)
+    dg = diagonal(c)
     opp = (3 - color).astype(c.dtype)
     surrounded = (nb[0] != EMPTY) & (nb[0] != opp)
     for x in nb[1:]:
         surrounded &= (x != EMPTY) & (x != opp)
     on_edge = (nb[0] == BORDER) | (nb[1] == BORDER) | (nb[2] == BORDER) | (nb[3] == BORDER)
     bad = sum((x == opp).astype(jnp.int8) for x in dg) + on_edge.astype(jnp.int8)
-    eye = (_interior(c, 0) == EMPTY) & surrounded & (bad < 2)
-    return _embed(eye, False)
+    eye = (interior(c, 0) == EMPTY) & surrounded & (bad < 2)
+    return embed(eye, False)
 
 
 def legal_mask(state: BoardState, exclude_eyes: bool = False) -> jax.Array:
@@ -80,7 +80,7 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     c, ch, lb = state.color, state.chain, state.libs
     me = state.to_play.astype(c.dtype)
     opp = (3 - me).astype(c.dtype)
-    nc, nch, nl = _orthogonal(c), _orthogonal(ch), _orthogonal(lb)
+    nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
     ok = jnp.zeros(nc[0].shape, bool)
     capture = jnp.zeros(nc[0].shape, bool)
     for i in range(4):
@@ -89,10 +89,10 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
         takes = (nc[i] == opp) & (nl[i] == edges)
         ok |= (nc[i] == EMPTY) | ((nc[i] == me) & (nl[i] > edges)) | takes
         capture |= takes
-    empty = _interior(c, 0) == EMPTY
+    empty = interior(c, 0) == EMPTY
     not_ko = jnp.arange(c.shape[-1]) != state.ko
-    legal = _embed(empty & ok, False) & not_ko
-    return legal, _embed(empty & capture, False) & not_ko
+    legal = embed(empty & ok, False) & not_ko
+    return legal, embed(empty & capture, False) & not_ko
 
 
 def with_chains(state: BoardState) -> BoardState:
@@ -106,12 +106,12 @@ def with_chains(state: BoardState) -> BoardState:
     w = _width(m)
     idx = jnp.arange(m, dtype=jnp.int32)
     stone = (c == BLACK) | (c == WHITE)
-    same = [(x == _interior(c, 0)) & _interior(stone, 0) for x in _orthogonal(c)]
+    same = [(x == interior(c, 0)) & interior(stone, 0) for x in orthogonal(c)]
 
     def body(carry):
         lab, _ = carry
-        new = _interior(lab, 0)
-        for s, x in zip(same, _orthogonal(lab)):
+        new = interior(lab, 0)
+        for s, x in zip(same, orthogonal(lab)):
             new = jnp.where(s, jnp.minimum(new, x), new)
         new = lab.at[w + 1: m - w - 1].set(new)
         new = new[new]  # pointer jumping: ids always name a cell of the same chain
@@ -124,9 +124,9 @@ def with_chains(state: BoardState) -> BoardState:
 
 def recount_liberties(color: jax.Array, chain: jax.Array) -> jax.Array:
     """int16 [M]: pseudo-liberties of the chain through each stone (0 elsewhere)."""
-    empty_nbrs = sum((x == EMPTY).astype(jnp.int16) for x in _orthogonal(color))
+    empty_nbrs = sum((x == EMPTY).astype(jnp.int16) for x in orthogonal(color))
     stone = (color == BLACK) | (color == WHITE)
-    contrib = jnp.where(stone, _embed(empty_nbrs, 0), 0).astype(jnp.int16)
+    contrib = jnp.where(stone, embed(empty_nbrs, 0), 0).astype(jnp.int16)
     per_chain = jnp.zeros_like(contrib).at[chain.astype(jnp.int32)].add(contrib, mode="promise_in_bounds")
     return jnp.where(stone, per_chain[chain.astype(jnp.int32)], 0).astype(jnp.int16)
 
@@ -220,15 +220,15 @@ def area(color: jax.Array) -> tuple[jax.Array, jax.Array]:
     Empty regions are flooded from each colour's stones by repeated one-step dilation until
     nothing changes (at most N^2 steps, usually 1-2 after a playout): done once per playout,
     never per move."""
-    empty = _interior(color, 0) == EMPTY
+    empty = interior(color, 0) == EMPTY
 
     def reach(stone_color):
         seed = color == stone_color
 
         def body(carry):
             r, _ = carry
-            grown = _embed(empty & (_orthogonal(r)[0] | _orthogonal(r)[1] | _orthogonal(r)[2]
-                                    | _orthogonal(r)[3]), False) | r
+            grown = embed(empty & (orthogonal(r)[0] | orthogonal(r)[1] | orthogonal(r)[2]
+                                    | orthogonal(r)[3]), False) | r
             return grown, (grown != r).any()
 
         r, _ = jax.lax.while_loop(lambda carry: carry[1], body, (seed, jnp.bool_(True)))
