@@ -97,3 +97,15 @@ def test_scaling_plays_a_point_in_the_arena(tmp_path, capsys):
     assert main(["match", "--black", gtp(16) + " --seconds 1", "--white", gtp(16), "--parallel-games", "2",
                  "--out", str(tmp_path / "m")]) == 2  # the arena plays by simulations
     assert "--seconds" in capsys.readouterr().err
+
+
+def test_gojax_match_parallel_games_against_gnugo(tmp_path):
+    from gojax.cli import main
+    gnugo = f"{gnugo_path()} --mode gtp --level 1 --chinese-rules"
+    out = tmp_path / "m"
+    assert main(["match", "--black", gtp(16), "--white", gnugo, "--games", "2", "--size", "5", "--alternate",
+                 "--parallel-games", "2", "--name-black", "gojax", "--name-white", "gnugo", "--out", str(out),
+                 "--no-progress"]) == 0
+    rows = load_results(str(out / "results.jsonl"))
+    assert [r["black"] for r in rows] == ["gojax", "gnugo"] and all(not r["forfeit"] for r in rows)
+    assert rows[0]["commands"]["gojax"].startswith("arena: ") and "--seed 2" in rows[1]["commands"]["gnugo"]
