@@ -136,9 +136,10 @@ class Simulator:
         self.cmc = None
 
     def warm_up(self, board: Board, trees: int = 1) -> float:
-        """Compile for this board size, batch shape and number of trees; returns the seconds."""
+        """Compile for this board size and batch shape, for every number of trees a forest of
+        `trees` sends (powers of two up to it: search/forest.py); returns the seconds."""
         t0 = time.perf_counter()
-        keys = np.zeros((trees, 2), np.uint32)
-        jax.block_until_ready(self.dispatch([[board]] * trees, keys, [1] * trees).wins)
+        for g in (1 << i for i in range((trees - 1).bit_length() + 1)):
+            jax.block_until_ready(self.dispatch([[board]] * g, np.zeros((g, 2), np.uint32), [1] * g).wins)
         self.new_game()
         return time.perf_counter() - t0
