@@ -66,6 +66,10 @@ class PlayoutConfig:
     #                              (2 would count a ladder escape, which only prolongs the ladder)
     nakade_prob: float = 0.0  # the vital point of a 3-point eye space
     fill_board_prob: float = 0.0  # a point whose 3x3 block is empty (MoGo's "fill board")
+    # after save: an own chain next to the last move with two liberties extends to three or more;
+    # or the last move's chain with two liberties is put in atari where the escape at its other
+    # liberty gains at most one empty point and joins nothing (kernels/policy.py)
+    two_lib_prob: float = 0.0
     pattern_prob: float = 1.0  # rule 2: a 3x3 hane/cut pattern around the last move
     capture_prob: float = 1.0  # rule 3: capture an opponent chain in atari anywhere
     # rule 4's uniform move: with this probability a move that puts two or more of the mover's
@@ -87,7 +91,7 @@ class PlayoutConfig:
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
         for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
-                     "self_atari_prob", "pool_prob", "cmc_prob"):
+                     "self_atari_prob", "two_lib_prob", "pool_prob", "cmc_prob"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 

@@ -6,6 +6,10 @@ with the first rule that fires, each rule gated by its own probability (PlayoutC
   save     a put some of the mover's chains in atari: capture an attacker in atari next to such
            a chain (see candidate_masks for which), or extend at its last liberty when that
            leaves it `save_min_liberties`
+  two_lib  an own chain next to `a` has two liberties: extend at one, reaching
+           `save_min_liberties`; or `a`'s own chain has two liberties: atari it at one where the
+           other looks hopeless for the escape (at most one more empty neighbour, no other of its
+           chains next to it), the atari not a self-atari.  No ladder is read.
   nakade   play the vital point (middle) of a 3-point empty region enclosed by one colour
   fill     "fill board": play where the whole 3x3 block is empty
   pattern  one of the 8 points around `a` matches a 3x3 hane / cut pattern (kernels/patterns.py)
@@ -40,8 +44,8 @@ from gojax.kernels.patterns import pattern_table
 from gojax.kernels.state import BoardState
 
 # Which rule chose the move (returned for tests and statistics).
-RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture")
-UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE = range(len(RULES))
+RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture", "two_lib")
+UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE, TWO_LIB = range(len(RULES))
 
 
 def _width(m: int) -> int:
@@ -113,6 +117,7 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     cells = jnp.arange(m, dtype=jnp.int32)
     a = state.last
     has_last = a > 0
+    n_empty = sum((x == EMPTY).astype(jnp.int8) for x in nc)  # [R] empty neighbours
 
     # --- save: own chains next to `a` left with one liberty ----------------------------------
     a_nbrs = jnp.clip(a + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
@@ -130,6 +135,22 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     attacker_nb = rules.orthogonal(attacker)
     capture_attacker = empty & (sum((nc[i] == opp) & atari[i] & attacker_nb[i] for i in range(4)) > 0)
 
+    # --- two liberties: chains at `a` (its own and the 4 next to it) left with exactly two ------
+    ids5 = jnp.concatenate([a[None], a_nbrs])
+    col5 = c[ids5]
+    stones5 = (ch[None, :] == ch[ids5][:, None]) & (c[None, :] == col5[:, None]) & \
+        ((col5 == BLACK) | (col5 == WHITE))[:, None] & has_last  # [5, M]
+    libs5 = rules.embed(empty[None, :] & (sum(x.astype(jnp.int8) for x in rules.orthogonal(stones5)) > 0), False)
+    two5 = libs5.sum(-1) == 2  # [5]
+    defend = (libs5[1:] & (two5 & (col5 == me))[1:, None]).any(0)
+    # Atari the last move's chain at x only where the escape at its other liberty y looks hopeless:
+    # y has at most one empty neighbour besides x and joins no other opponent chain.
+    lib_a = libs5[0] & two5[0] & (col5[0] == opp)
+    lib_a_nb = sum(x.astype(jnp.int8) for x in rules.orthogonal(lib_a))
+    other_opp = sum(((nc[i] == opp) & (nch[i] != ch[a])).astype(jnp.int8) for i in range(4)) > 0
+    weak = lib_a & rules.embed((n_empty - lib_a_nb <= 1) & ~other_opp, False)
+    attack = lib_a & (weak.sum() - weak.astype(jnp.int32) >= 1)
+
     # --- capture anywhere ----------------------------------------------------------------------
     capture = empty & (sum((nc[i] == opp) & atari[i] for i in range(4)) > 0)
 
@@ -138,7 +159,6 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
     fill = empty & (sum((x != EMPTY).astype(jnp.int8) for x in around) == 0)
 
     # --- nakade: the middle of a 3-point empty region enclosed by one colour ---------------------
-    n_empty = sum((x == EMPTY).astype(jnp.int8) for x in nc)  # [R] empty neighbours
     bits = _or4(nc)  # [R] colours next to the point
     nb_n = rules.orthogonal(rules.embed(jnp.where(empty, n_empty, 0).astype(jnp.int8), 0))
     nb_bits = rules.orthogonal(rules.embed(jnp.where(empty, bits, 0).astype(jnp.int8), 0))
@@ -159,7 +179,8 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
         return rules.embed(x, False) & legal
 
     return dict(save_extend=full(extend), save_capture=full(capture_attacker), capture=full(capture),
-                fill=full(fill), nakade=full(nakade), pattern=pattern & (cells > 0))
+                fill=full(fill), nakade=full(nakade), pattern=pattern & (cells > 0),
+                two_lib_defend=defend & legal, two_lib_attack=attack & legal)
 
 
 def _or4(nc: list[jax.Array]) -> jax.Array:
@@ -223,12 +244,15 @@ def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool:
     if cmc is not None and config.cmc_prob > 0:
         cascade.append((CMC, _gate(gates[6], config.cmc_prob), _cmc_best(state, legal, *cmc, config)))
     if config.policy == "mogo":  # a rule whose probability is 0 is left out (XLA drops its mask)
-        cascade += [(rid, _gate(gates[i], prob), mask) for i, (rid, prob, mask) in enumerate((
-            (SAVE, config.save_prob, save),
+        # two_lib's gate is the low byte of words[1], which select_uniform does not read
+        rules_ = [(SAVE, gates[0], config.save_prob, save),
+                  (TWO_LIB, words[1] & 0xFF, config.two_lib_prob, masks["two_lib_defend"] | masks["two_lib_attack"])]
+        rules_ += [(rid, gates[i + 1], prob, mask) for i, (rid, prob, mask) in enumerate((
             (NAKADE, config.nakade_prob, masks["nakade"]),
             (FILL, config.fill_board_prob, masks["fill"]),
             (PATTERN, config.pattern_prob, masks["pattern"]),
-            (CAPTURE, config.capture_prob, masks["capture"]))) if prob > 0]
+            (CAPTURE, config.capture_prob, masks["capture"])))]
+        cascade += [(rid, _gate(gate, prob), mask) for rid, gate, prob, mask in rules_ if prob > 0]
     rule = jnp.int32(UNIFORM)
     mask = jnp.zeros(m, bool)
     for rid, gate, cand in reversed(cascade):  # later rules first so earlier ones overwrite
@@ -236,9 +260,10 @@ def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool:
         rule = jnp.where(fire, rid, rule)
         mask = jnp.where(fire, cand, mask)
     pick = select_uniform(mask, words[1])
-    is_extension = (rule == SAVE) & ~masks["save_capture"][pick]
+    is_extension = (((rule == SAVE) & ~masks["save_capture"][pick])
+                    | ((rule == TWO_LIB) & ~masks["two_lib_attack"][pick]))
     need = jnp.where(is_extension, config.save_min_liberties, 2).astype(jnp.int32)
-    checked = (rule == SAVE) | (rule == PATTERN) | (rule == CAPTURE)
+    checked = (rule == SAVE) | (rule == TWO_LIB) | (rule == PATTERN) | (rule == CAPTURE)
     around = jnp.clip(pick + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
     sure = (state.color[around] == EMPTY).sum(dtype=jnp.int32) >= need
     if config.policy == "mogo" and config.self_atari_prob > 0:

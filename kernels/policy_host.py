@@ -45,7 +45,8 @@ def candidate_points(board: Board, last: int | None = None) -> dict[str, set[int
     me, opp = board.to_play, opponent(board.to_play)
     ok = playable(board)
     stones = board.stones
-    out = {k: set() for k in ("save_extend", "save_capture", "capture", "fill", "nakade", "pattern")}
+    out = {k: set() for k in ("save_extend", "save_capture", "capture", "fill", "nakade", "pattern",
+                              "two_lib_defend", "two_lib_attack")}
 
     # capture: the last liberty of any opponent chain in atari
     chains = {}
@@ -71,6 +72,17 @@ def candidate_points(board: Board, last: int | None = None) -> dict[str, set[int
         if in_atari and stones[last] == opp and len(chains[last][1]) == 1:
             out["save_capture"] |= set(chains[last][1])  # the last move's own chain
         out["pattern"] = {q for q in _ring(board, last) if matches(stones, board.size, q)}
+        for q in _neighbours(board, last):
+            if stones[q] == me and len(chains[q][1]) == 2:
+                out["two_lib_defend"] |= set(chains[q][1])
+        group, libs = chains[last] if stones[last] == opp else ((), ())
+        if len(libs) == 2:
+            for x in libs:
+                (y,) = libs - {x}
+                room = [r for r in _neighbours(board, y) if stones[r] == EMPTY and r != x]
+                joins = [r for r in _neighbours(board, y) if stones[r] == opp and r not in group]
+                if len(room) <= 1 and not joins:
+                    out["two_lib_attack"].add(x)
 
     for p in np.flatnonzero(stones == EMPTY):
         p = int(p)

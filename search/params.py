@@ -54,6 +54,9 @@ class SearchParams:
                               metavar="P")
     fill_board_prob: float = flag(0.0, "MoGo rule: a point whose 3x3 block is empty (0: off)", group="policy",
                                   metavar="P")
+    two_lib_prob: float = flag(0.0, "MoGo-style rule after save: extend an own chain next to the last move left "
+                                    "with two liberties, or atari the last move's two-liberty chain where its "
+                                    "escape looks hopeless (0: off)", group="policy", metavar="P")
     self_atari_prob: float = flag(0.0, "redraw a uniform playout move that self-ataris 2+ stones (0: off)",
                                   group="policy", metavar="P")
     pool_prob: float = flag(0.0, "poolRave p, seed 004 sec. IV.A (0: off)", group="policy", metavar="P")
@@ -90,9 +93,10 @@ class SearchParams:
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.mercy)
+        probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.two_lib_prob,
+                 self.mercy)
         if not (all(0 <= x <= 1 for x in probs) and self.pool_size >= 1):
-            raise ValueError("pool, cmc, nakade, fill-board and self-atari probabilities and mercy must be in [0, 1];"
+            raise ValueError("pool, cmc, nakade, fill-board, two-liberty and self-atari probabilities and mercy must be in [0, 1];"
                              " pool_size >= 1")
         if self.shape_temperature <= 0:
             raise ValueError("shape_temperature must be > 0")
@@ -105,6 +109,7 @@ class SearchParams:
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
+                             two_lib_prob=self.two_lib_prob,
                              mercy=self.mercy)
 
     @property

@@ -95,6 +95,51 @@ def test_save_captures_the_attacker_or_extends():
     assert set(choices(b, "E4")) == {("E3", "save"), ("D3", "save")}
 
 
+def test_two_lib_extends_a_stone_left_with_two_liberties():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . X . . .
+        . . X O . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """, "W")  # Black C4 leaves O D4 with D3 and E4; either extension gives four liberties
+    assert set(choices(b, "C4", only(two_lib_prob=1.0))) == {("D3", "two_lib"), ("E4", "two_lib")}
+    assert "two_lib" not in {r for _, r in choices(b, "C4", only())}  # off by default
+
+
+def test_two_lib_ataris_a_stone_whose_escape_is_hopeless():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X X X . . . .
+        X O . X . . .
+        . . X . . . .
+    """, "B")  # O B2 has C2 and B1; escaping at either gains at most A1: atari it at both
+    g = b.geometry
+    assert policy_host.candidate_points(b, g.from_gtp("B2"))["two_lib_attack"] == {g.from_gtp("C2"), g.from_gtp("B1")}
+    assert set(choices(b, "B2", only(two_lib_prob=1.0))) == {("C2", "two_lib"), ("B1", "two_lib")}
+
+
+def test_two_lib_leaves_a_stone_that_runs_out_and_defends_instead():
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+    """, "B")  # O D1 has D2 and E1, and each escape gains two liberties: no atari; X C1 (two
+    #             liberties, next to D1) extends instead
+    g = b.geometry
+    assert policy_host.candidate_points(b, g.from_gtp("D1"))["two_lib_attack"] == set()
+    assert set(choices(b, "D1", only(two_lib_prob=1.0))) == {("B1", "two_lib"), ("C2", "two_lib")}
+
+
 def test_capture_rule_skips_a_snapback():
     b = board("""
         X . O O . O X
@@ -244,7 +289,7 @@ def test_every_probability_zero_is_the_uniform_policy(per_board_keys):
 def test_mogo_playouts_replay_legally_on_the_host():
     from tests.test_playout import replay
     starts = random_positions(9, 3, seed=2)
-    cfg = dataclasses.replace(MOGO, nakade_prob=1.0, fill_board_prob=0.5)
+    cfg = dataclasses.replace(MOGO, nakade_prob=1.0, fill_board_prob=0.5, two_lib_prob=1.0)
     r = run_playouts(batch_from_host(starts), jax.random.key(1), 4, cfg, record_moves=True)
     cap = starts[0].geometry.move_cap
     for i, s in enumerate(starts):
@@ -254,6 +299,7 @@ def test_mogo_playouts_replay_legally_on_the_host():
             assert final.score() == pytest.approx(float(r.score[i, j]))
     counts = np.asarray(r.rule_counts).sum(0)
     assert counts[policy.SAVE] + counts[policy.PATTERN] + counts[policy.CAPTURE] > 0
+    assert counts[policy.TWO_LIB] > 0
 
 
 def test_pool_rave_plays_from_the_pool_when_legal():
@@ -372,7 +418,7 @@ def test_the_batched_check_chooses_the_same_moves_as_choose():
     state = batch_from_host(starts)
     words = jax.random.bits(jax.random.key(8), (len(starts), 4), jnp.uint32)
     done = jnp.arange(len(starts)) % 7 == 3  # finished boards pass
-    for cfg in (MOGO, dataclasses.replace(MOGO, save_min_liberties=2, pattern_prob=0.5)):
+    for cfg in (MOGO, dataclasses.replace(MOGO, save_min_liberties=2, pattern_prob=0.5, two_lib_prob=1.0)):
         cells, rule = jax.jit(functools.partial(_choose_batch, config=cfg, check_rows=1))(
             state, done, words, None, None)
 
