@@ -493,11 +493,37 @@ def _run_learn_prior(args) -> int:
     return 0
 
 
+def _add_export_patterns(sub):
+    p = sub.add_parser("export-patterns", help="the learnt 3x3 shapes as the playouts' pattern table "
+                                               "(--playout-patterns)")
+    p.add_argument("out", help="the .npy to write")
+    p.add_argument("--model", default="", help="a `gojax learn-prior` model (default: the bundled 9x9 one)")
+    p.add_argument("--threshold", type=float, default=1.0,
+                   help="keep the shapes whose learnt log-gamma is at least this (1.0: 568 of 8,740 classes "
+                        "of the bundled model)")
+    p.set_defaults(func=_run_export_patterns)
+
+
+def _run_export_patterns(args) -> int:
+    import numpy as np
+
+    from gojax.kernels.patterns import symmetry_classes
+    from gojax.search import shape
+    writable_file("export-patterns", "OUT", args.out)
+    table = shape.playout_patterns(shape.load_model(args.model), args.threshold)
+    with open(args.out, "wb") as f:  # np.save would add .npy to another name
+        np.save(f, table)
+    classes, n = symmetry_classes()
+    print(f"wrote {args.out}: {len(np.unique(classes[table[0] > 0]))} of {n} pattern classes")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gojax", description="Monte-Carlo Go on accelerators (JAX).")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_bench(sub)
     _add_gtp(sub)
+    _add_export_patterns(sub)
     _add_match(sub)
     _add_scaling(sub)
     _add_evaluate(sub)

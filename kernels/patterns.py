@@ -102,6 +102,19 @@ def pattern_table() -> np.ndarray:
     return table
 
 
+@functools.cache
+def playout_table(path: str = "") -> np.ndarray:
+    """uint8 [2, 65536]: the playouts' pattern rule, row c - 1 for colour c to move: MoGo's
+    patterns (both rows alike) when `path` is empty, else a table saved with np.save, such as
+    the learnt one `gojax export-patterns` writes (search/shape.playout_patterns)."""
+    if not path:
+        return np.stack([pattern_table()] * 2)
+    table = np.load(path)
+    if table.shape != (2, 4 ** 8) or table.dtype != np.uint8:
+        raise ValueError(f"{path}: a playout pattern table is uint8 [2, {4 ** 8}], got {table.dtype} {table.shape}")
+    return table
+
+
 def neighbourhood_index(stones: np.ndarray, size: int, point: int) -> int:
     """Host: the table index of `point`'s 3x3 neighbourhood (stones int8 [P], A1 = 0).
 
@@ -111,9 +124,10 @@ def neighbourhood_index(stones: np.ndarray, size: int, point: int) -> int:
                for i, q in enumerate(neighbourhood_table(size)[point].tolist()))
 
 
-def matches(stones: np.ndarray, size: int, point: int) -> bool:
-    """Host: does the empty `point` match a MoGo 3x3 pattern?"""
-    return stones[point] == EMPTY and bool(pattern_table()[neighbourhood_index(stones, size, point)])
+def matches(stones: np.ndarray, size: int, point: int, table: np.ndarray | None = None) -> bool:
+    """Host: does the empty `point` match a MoGo 3x3 pattern (or one of `table`'s, uint8 [65536])?"""
+    t = pattern_table() if table is None else table
+    return stones[point] == EMPTY and bool(t[neighbourhood_index(stones, size, point)])
 
 
 # --- learned shapes (search/shape.py): every neighbourhood, not only MoGo's ---------------------

@@ -21,6 +21,7 @@ import numpy as np
 
 from gojax.kernels import policy, rng, rules
 from gojax.kernels.geometry import BLACK, NO_MOVE, WHITE, Geometry
+from gojax.kernels.patterns import playout_table
 from gojax.kernels.policy import select_uniform
 from gojax.kernels.state import BoardState, geometry_of
 
@@ -71,6 +72,9 @@ class PlayoutConfig:
     # liberty gains at most one empty point and joins nothing (kernels/policy.py)
     two_lib_prob: float = 0.0
     pattern_prob: float = 1.0  # rule 2: a 3x3 hane/cut pattern around the last move
+    # the rule's patterns: "" = MoGo's hane and cut shapes; else the path of a uint8 [2, 65536]
+    # table (kernels/patterns.playout_table), e.g. the learnt shapes of `gojax export-patterns`
+    playout_patterns: str = ""
     capture_prob: float = 1.0  # rule 3: capture an opponent chain in atari anywhere
     # rule 4's uniform move: with this probability a move that puts two or more of the mover's
     # stones in atari (and captures nothing that frees them) is struck out and the uniform draw
@@ -84,6 +88,11 @@ class PlayoutConfig:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
+        if self.playout_patterns:
+            try:
+                playout_table(self.playout_patterns)  # a bad file fails here, not inside a playout
+            except OSError as err:
+                raise ValueError(f"playout patterns: {err}") from None
         if not 0.0 <= self.mercy <= 1.0:
             raise ValueError(f"mercy must be in [0, 1] (0 = off), got {self.mercy}")
         if self.cycle_window < 0 or self.cycle_moves < 1:

@@ -12,7 +12,8 @@ with the first rule that fires, each rule gated by its own probability (PlayoutC
            chains next to it), the atari not a self-atari.  No ladder is read.
   nakade   play the vital point (middle) of a 3-point empty region enclosed by one colour
   fill     "fill board": play where the whole 3x3 block is empty
-  pattern  one of the 8 points around `a` matches a 3x3 hane / cut pattern (kernels/patterns.py)
+  pattern  one of the 8 points around `a` matches a 3x3 hane / cut pattern (kernels/patterns.py),
+           or a learnt shape (`playout_patterns`, kernels/data/patterns_learnt9.npy)
   capture  capture any opponent chain in atari
   uniform  uniform over legal points that are not the mover's own eyes; with `self_atari_prob`
            a draw that puts two or more own stones in atari is struck out and drawn once more
@@ -40,7 +41,7 @@ import numpy as np
 
 from gojax.kernels import rules
 from gojax.kernels.geometry import BLACK, EMPTY, WHITE
-from gojax.kernels.patterns import pattern_table
+from gojax.kernels.patterns import pattern_table, playout_table
 from gojax.kernels.state import BoardState
 
 # Which rule chose the move (returned for tests and statistics).
@@ -101,11 +102,13 @@ def _atari_here(state: BoardState):
     return nc, nch, atari
 
 
-def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]:
+def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> dict[str, jax.Array]:
     """bool [M] candidate masks of the MoGo rules for the side to move, each within `legal`
-    (legal, not an own eye).  "save_extend" is the liberties of own chains next to the last move
-    that are in atari (before the liberty check); "save_capture" the last liberties of opponent
-    chains in atari that touch such a chain."""
+    (legal, not an own eye); `patterns` names the pattern rule's table (kernels/patterns.
+    playout_table).  "save_extend" is the liberties of own chains next to the last move that
+    are in atari (before the liberty check); "save_capture" the last liberties of opponent
+    chains in atari that touch such a chain; "two_lib_defend" / "two_lib_attack" the two_lib
+    rule's points (module docstring)."""
     c, ch = state.color, state.chain
     m = c.shape[-1]
     w = _width(m)
@@ -171,8 +174,8 @@ def candidate_masks(state: BoardState, legal: jax.Array) -> dict[str, jax.Array]
 
     # --- patterns on the 8 points around `a` ---------------------------------------------------
     ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
-    hit = jnp.asarray(pattern_table())[pattern_index(c, ring)] > 0
-    hit = hit & legal[ring] & has_last
+    table = jnp.asarray(playout_table(patterns))[jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)]
+    hit = (table[pattern_index(c, ring)] > 0) & legal[ring] & has_last
     pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
 
     def full(x):
@@ -231,7 +234,7 @@ def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool:
     m = legal.shape[-1]
     w = _width(m)
     uniform = select_uniform(legal, words[0])
-    masks = candidate_masks(state, legal)
+    masks = candidate_masks(state, legal, config.playout_patterns)
     gates = [(words[2 + i // 4] >> (8 * (i % 4))) & 0xFF for i in range(8)]
     save = masks["save_extend"] | masks["save_capture"]
     # The rule cascade, first firing rule wins.  Each rule: (id, gate, mask).

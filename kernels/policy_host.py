@@ -11,7 +11,7 @@ import numpy as np
 
 from gojax.kernels.geometry import EMPTY, opponent
 from gojax.kernels.host import Board
-from gojax.kernels.patterns import matches
+from gojax.kernels.patterns import matches, playout_table
 
 
 def last_point(board: Board) -> int | None:
@@ -37,9 +37,9 @@ def _ring(board: Board, p: int) -> list[int]:
             if (dr or dc) and 0 <= r + dr < n and 0 <= c + dc < n]
 
 
-def candidate_points(board: Board, last: int | None = None) -> dict[str, set[int]]:
+def candidate_points(board: Board, last: int | None = None, patterns: str = "") -> dict[str, set[int]]:
     """The candidate points of each MoGo rule for the side to move, answering `last` (default:
-    the board's last move).  Keys as kernels.policy.candidate_masks."""
+    the board's last move).  Keys and `patterns` as kernels.policy.candidate_masks."""
     if last is None:
         last = last_point(board)
     me, opp = board.to_play, opponent(board.to_play)
@@ -71,7 +71,8 @@ def candidate_points(board: Board, last: int | None = None) -> dict[str, set[int
                             out["save_capture"] |= set(x_libs)
         if in_atari and stones[last] == opp and len(chains[last][1]) == 1:
             out["save_capture"] |= set(chains[last][1])  # the last move's own chain
-        out["pattern"] = {q for q in _ring(board, last) if matches(stones, board.size, q)}
+        table = playout_table(patterns)[me - 1]
+        out["pattern"] = {q for q in _ring(board, last) if matches(stones, board.size, q, table)}
         for q in _neighbours(board, last):
             if stones[q] == me and len(chains[q][1]) == 2:
                 out["two_lib_defend"] |= set(chains[q][1])

@@ -54,6 +54,9 @@ class SearchParams:
                               metavar="P")
     fill_board_prob: float = flag(0.0, "MoGo rule: a point whose 3x3 block is empty (0: off)", group="policy",
                                   metavar="P")
+    playout_patterns: str = flag("", "the pattern rule's 3x3 table: MoGo's hane and cut shapes when empty, else a "
+                                     "uint8 [2, 65536] .npy (`gojax export-patterns`)", group="policy",
+                                 metavar="NPY")
     two_lib_prob: float = flag(0.0, "MoGo-style rule after save: extend an own chain next to the last move left "
                                     "with two liberties, or atari the last move's two-liberty chain where its "
                                     "escape looks hopeless (0: off)", group="policy", metavar="P")
@@ -109,7 +112,7 @@ class SearchParams:
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
-                             two_lib_prob=self.two_lib_prob,
+                             two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
                              mercy=self.mercy)
 
     @property

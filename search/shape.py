@@ -161,3 +161,17 @@ def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_
             lg[g] = np.log(gamma)
             lg[g] -= np.average(lg[g], weights=np.bincount(f[:, g], minlength=n) + 1e-9)  # fix the scale
     return ShapeModel(tuple(x.astype(np.float32) for x in lg), len(feats))
+
+
+def playout_patterns(model: ShapeModel, threshold: float) -> np.ndarray:
+    """uint8 [2, 65536]: the playouts' pattern table (kernels/patterns.playout_table) holding
+    the 3x3 neighbourhoods whose learnt pattern log-gamma is at least `threshold`; row c - 1 for
+    colour c to move (the model names colours from the mover's side)."""
+    classes, _ = symmetry_classes()
+    idx = np.arange(4 ** 8, dtype=np.int64)
+    digits = (idx[:, None] >> (2 * np.arange(8))) & 3
+    swapped = np.where(digits == 1, 2, np.where(digits == 2, 1, digits))  # White to move: its stones as Black
+    as_white = (swapped << (2 * np.arange(8))).sum(1)
+    good = model.log_gamma[0] >= threshold
+    return np.stack([good[classes[idx]], good[classes[as_white]]]).astype(np.uint8)
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -246,6 +247,36 @@ def test_device_masks_equal_the_host_twin(size, count):
             assert got == host[k], (k, str(b), b.moves[-1:])
             fired[k] += bool(got)
     assert all(v > 0 for k, v in fired.items()), fired  # every rule met a position where it fires
+
+
+LEARNT = str(Path(policy.__file__).with_name("data") / "patterns_learnt9.npy")
+
+
+def test_learnt_playout_patterns_match_on_device_and_host():
+    """The pattern rule with the learnt table (search/shape.py's export): device = host twin,
+    per colour to move, and it differs from MoGo's shapes."""
+    boards = random_positions(9, 200, seed=3)
+    states = batch_from_host(boards)
+    legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(states)
+    masks = jax.device_get(jax.jit(jax.vmap(lambda s, m: policy.candidate_masks(s, m, LEARNT)))(states, legal))
+    cells = boards[0].geometry.point_to_cell
+    differs = 0
+    for i, b in enumerate(boards):
+        got = set(np.flatnonzero(masks["pattern"][i][cells]).tolist())
+        assert got == policy_host.candidate_points(b, patterns=LEARNT)["pattern"], str(b)
+        differs += got != policy_host.candidate_points(b)["pattern"]
+    assert differs > 10
+
+
+def test_learnt_playout_patterns_are_the_exported_model(tmp_path):
+    from gojax.cli import main
+    out = tmp_path / "t.npy"
+    assert main(["export-patterns", str(out), "--threshold", "1.0"]) == 0
+    np.testing.assert_array_equal(np.load(out), np.load(LEARNT))  # the shipped file is what the command writes
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.zeros(10, np.uint8))
+    with pytest.raises(ValueError, match="uint8"):
+        PlayoutConfig(policy="mogo", playout_patterns=str(bad))
 
 
 @pytest.mark.parametrize("size", [7, 19])
