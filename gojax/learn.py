@@ -3,8 +3,8 @@ games (gojax's own, or Pachi's: `--learn-from pachi`), and measure how often it 
 
 A match folder (gojax match / gojax scaling) holds results.jsonl and games/*.sgf; the results
 name each player's command, so only the moves of the engines asked for, searching a fixed
-`min_simulations` or more per move, are learnt from (GNU Go's never are), and only
-9x9 games (the bundled model's size; the features themselves are defined on every size).
+`min_simulations` or more per move, are learnt from (GNU Go's never are), from the games of
+one board size (9x9 by default, the bundled model's; the features are defined on every size).
 """
 
 from __future__ import annotations
@@ -81,8 +81,9 @@ def positions_from_game(path: Path, colours: set[str]) -> Positions:
     return out
 
 
-def collect(folders: list[Path], min_simulations: int, progress=None, engines: tuple[str, ...] = ("gojax",)) -> Positions:
-    """Positions from every game in the match folders (searched recursively for results.jsonl)."""
+def collect(folders: list[Path], min_simulations: int, progress=None, engines: tuple[str, ...] = ("gojax",),
+            size: int = 9) -> Positions:
+    """Positions from every `size` game in the match folders (searched recursively for results.jsonl)."""
     out = Positions()
     rows = []
     for folder in folders:
@@ -92,7 +93,7 @@ def collect(folders: list[Path], min_simulations: int, progress=None, engines: t
                     rows.append((res.parent, json.loads(line)))
     for folder, row in (progress(rows) if progress else rows):
         colours = learnt_players(row, min_simulations, engines)
-        if not colours or not row.get("sgf") or row.get("size", 9) != 9:
+        if not colours or not row.get("sgf") or row.get("size", 9) != size:
             continue
         try:
             out.add(positions_from_game(folder / row["sgf"], colours))

@@ -127,7 +127,7 @@ def test_learning_from_a_match_folder_takes_only_gojax_moves_at_enough_simulatio
     assert main(["learn-prior", str(tmp_path), "--out", str(out), "--holdout-every", "0", "--no-progress",
                  "--iterations", "3"]) == 0
     assert shape.ShapeModel.load(out).moves == 3
-    with pytest.raises(SystemExit, match="no moves by gojax"):
+    with pytest.raises(SystemExit, match="no 9x9 moves by gojax"):
         main(["learn-prior", str(tmp_path), "--out", str(out), "--min-simulations", "5000", "--no-progress"])
 
 
