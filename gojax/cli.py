@@ -462,6 +462,8 @@ def _add_learn_prior(sub):
                    help="hold out every K-th game to measure prediction (5; 0: none)")
     p.add_argument("--iterations", type=positive_int, default=30, help="MM iterations (30)")
     p.add_argument("--size", type=positive_int, default=9, help="learn from the games of this board size (9)")
+    p.add_argument("--diamond", action="store_true",
+                   help="add the diamond feature (the 12 points within distance 2; search/shape.py)")
     p.add_argument("--out", required=True, help="OUT.npz for --shape-model")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_learn_prior)
@@ -477,7 +479,7 @@ def _run_learn_prior(args) -> int:
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
     pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from),
-                        args.size)
+                        args.size, args.diamond)
     if not pos.chosen:
         raise SystemExit(f"gojax learn-prior: no {args.size}x{args.size} moves by {' or '.join(args.learn_from)} at >= "
                          f"{args.min_simulations} simulations found")

@@ -60,8 +60,9 @@ def learnt_players(row: dict, min_simulations: int, engines: tuple[str, ...] = (
     return out
 
 
-def positions_from_game(path: Path, colours: set[str]) -> Positions:
-    """Every non-pass move by `colours` in one SGF, with its candidates' features."""
+def positions_from_game(path: Path, colours: set[str], diamond: bool = False) -> Positions:
+    """Every non-pass move by `colours` in one SGF, with its candidates' features (and diamond
+    keys: shape.features)."""
     out = Positions()
     start, info = load_sgf(path.read_bytes(), upto=0)
     board: Board = start
@@ -73,7 +74,7 @@ def positions_from_game(path: Path, colours: set[str]) -> Positions:
                 verdict = np.full(board.geometry.num_points, 0.5, np.float32)
                 verdict[legal] = mogo_values(board, legal)
                 last, prev = shape.last_moves(board)
-                f = shape.features(board.stones, board.size, colour, last, prev, verdict)
+                f = shape.features(board.stones, board.size, colour, last, prev, verdict, diamond)
                 out.feats.append(f[legal])
                 out.chosen.append(legal.index(point))
                 out.games.append(str(path))
@@ -82,7 +83,7 @@ def positions_from_game(path: Path, colours: set[str]) -> Positions:
 
 
 def collect(folders: list[Path], min_simulations: int, progress=None, engines: tuple[str, ...] = ("gojax",),
-            size: int = 9) -> Positions:
+            size: int = 9, diamond: bool = False) -> Positions:
     """Positions from every `size` game in the match folders (searched recursively for results.jsonl)."""
     out = Positions()
     rows = []
@@ -96,7 +97,7 @@ def collect(folders: list[Path], min_simulations: int, progress=None, engines: t
         if not colours or not row.get("sgf") or row.get("size", 9) != size:
             continue
         try:
-            out.add(positions_from_game(folder / row["sgf"], colours))
+            out.add(positions_from_game(folder / row["sgf"], colours, diamond))
         except (OSError, SgfError) as e:
             warnings.warn(f"skipping {folder / row['sgf']}: {e}", stacklevel=2)
     return out

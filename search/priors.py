@@ -186,9 +186,10 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     v = np.full((len(nodes), size * size), NEUTRAL, np.float32)
     v[rows, acts] = verdict
     last, prev = zip(*(shape.last_moves(b) for b in boards))
+    model = shape.load_model(params.shape_model)
     feats = shape.features(np.stack([b.stones for b in boards]), size, np.array([b.to_play for b in boards]),
-                           list(last), list(prev), v)
-    ls = shape.load_model(params.shape_model).log_strength(feats[rows, acts])
+                           list(last), list(prev), v, model.uses_diamond)
+    ls = model.log_strength(feats[rows, acts])
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
 
 

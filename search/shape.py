@@ -12,6 +12,9 @@ This is the cheaper cousin: the features of a candidate move are
            (Coulom's metric): none, 2 .. 9, 10 or more
   prev     the same for the mover's own previous move
   verdict  MoGo's handcrafted rule: bad (0), neutral (0.5), good (1)
+  diamond  (optional, `learn-prior --diamond`) the 12 points within Manhattan distance 2, up
+           to the 8 symmetries: the shapes played at least twice in the training moves each
+           get a gamma, every other shape shares one
 and a move's strength is the product of its features' gammas.  The probability that the move is
 chosen among the n legal ones is p = s / sum(s); H = sigmoid(log(n p) / T): an average move
 (p = 1/n) keeps H = 0.5, a move the model expects often goes towards 1, a rare one towards 0.
@@ -54,9 +57,42 @@ def distance_class(size: int, point: int | None) -> np.ndarray:
     return _distance_table(size)[size * size if point is None else int(point)]
 
 
-def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarray) -> np.ndarray:
+@functools.cache
+def _diamond_table(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 [P, 12] the diamond's points of each point, P where off the board; int64 [8, 12]
+    the digit weights of its key under each of the 8 symmetries)."""
+    offsets = [(dr, dc) for dr in range(-2, 3) for dc in range(-2, 3) if 0 < abs(dr) + abs(dc) <= 2]
+    out = np.full((size * size, len(offsets)), size * size, np.int32)
+    for p in range(size * size):
+        r, c = divmod(p, size)
+        for i, (dr, dc) in enumerate(offsets):
+            if 0 <= r + dr < size and 0 <= c + dc < size:
+                out[p, i] = (r + dr) * size + c + dc
+    weights = np.zeros((8, len(offsets)), np.int64)
+    for k, (swap, fr, fc) in enumerate((s, a, b) for s in (0, 1) for a in (1, -1) for b in (1, -1)):
+        for i, (dr, dc) in enumerate(offsets):
+            tr, tc = (dc, dr) if swap else (dr, dc)
+            weights[k, i] = 1 << (2 * offsets.index((tr * fr, tc * fc)))
+    return out, weights
+
+
+def diamond_keys(stones: np.ndarray, size: int, mover) -> np.ndarray:
+    """int64 [..., P]: each point's diamond shape (the 12 points within distance 2; 2 bits each:
+    empty, the mover's, the opponent's, off the board), the least key over the 8 symmetries."""
+    s = np.asarray(stones, np.int64)
+    pad = np.concatenate([s, np.full(s.shape[:-1] + (1,), 3, np.int64)], axis=-1)
+    swap = (np.asarray(mover) != 1)[..., None]  # the mover's stones code 1, the opponent's 2
+    pad = np.where(swap & (pad == 1), 2, np.where(swap & (pad == 2), 1, pad))
+    points, weights = _diamond_table(size)
+    codes = pad[..., points]  # [..., P, 12]
+    return np.min(codes @ weights.T, axis=-1)
+
+
+def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarray,
+             diamond: bool = False) -> np.ndarray:
     """int32 [..., P, 5]: every point's class in each group of GROUPS, for one position or a
-    batch of them.  stones int8 [..., P]; mover int [...]; last, prev: the points of the
+    batch of them; with `diamond`, int64 [..., P, 6], the last column the diamond key.
+    stones int8 [..., P]; mover int [...]; last, prev: the points of the
     opponent's last and the mover's previous move (None for none or a pass; a list for a
     batch); verdict float [..., P]: MoGo values 0 / 0.5 / 1 (any value off the candidates)."""
     classes, _ = symmetry_classes()
@@ -67,7 +103,10 @@ def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarr
     d_last = dist[_move_rows(last, size)].reshape(shape_)
     d_prev = dist[_move_rows(prev, size)].reshape(shape_)
     v = np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)
-    return np.stack([pattern, np.broadcast_to(line, shape_), d_last, d_prev, v], axis=-1)
+    cols = [pattern, np.broadcast_to(line, shape_), d_last, d_prev, v]
+    if diamond:
+        return np.stack([c.astype(np.int64) for c in cols] + [diamond_keys(stones, size, mover)], axis=-1)
+    return np.stack(cols, axis=-1)
 
 
 def _move_rows(moves, size: int) -> np.ndarray:
@@ -93,6 +132,11 @@ class ShapeModel:
 
     log_gamma: tuple[np.ndarray, ...]
     moves: int = 0
+    diamonds: np.ndarray | None = None  # int64 [D] sorted diamond keys with a gamma (log_gamma[5][1:])
+
+    @property
+    def uses_diamond(self) -> bool:
+        return self.diamonds is not None
 
     @classmethod
     def uniform(cls) -> ShapeModel:
@@ -105,14 +149,28 @@ class ShapeModel:
             lg = tuple(z[g].astype(np.float32) for g in GROUPS)
             if tuple(len(x) for x in lg) != sizes:
                 raise ValueError(f"{path}: group sizes {[len(x) for x in lg]} != {list(sizes)}")
-            return cls(lg, int(z["moves"]))
+            if "diamond_keys" not in z:
+                return cls(lg, int(z["moves"]))
+            keys, dg = z["diamond_keys"].astype(np.int64), z["diamond"].astype(np.float32)
+            if len(dg) != len(keys) + 1:
+                raise ValueError(f"{path}: {len(keys)} diamond keys but {len(dg)} diamond gammas")
+            return cls(lg + (dg,), int(z["moves"]), keys)
 
     def save(self, path: str | Path) -> None:
-        np.savez_compressed(path, moves=np.int64(self.moves), **dict(zip(GROUPS, self.log_gamma)))
+        extra = {} if self.diamonds is None else {"diamond": self.log_gamma[5], "diamond_keys": self.diamonds}
+        np.savez_compressed(path, moves=np.int64(self.moves), **dict(zip(GROUPS, self.log_gamma)), **extra)
+
+    def diamond_ids(self, keys: np.ndarray) -> np.ndarray:
+        """The diamond group's row of each key: 1 + its place among `diamonds`, 0 if not there."""
+        at = np.clip(np.searchsorted(self.diamonds, keys), 0, len(self.diamonds) - 1)
+        return np.where(self.diamonds[at] == keys, at + 1, 0)
 
     def log_strength(self, feats: np.ndarray) -> np.ndarray:
-        """float32 [..., P] from int32 features [..., P, 5]."""
-        return sum(lg[feats[..., i]] for i, lg in enumerate(self.log_gamma))
+        """float32 [..., P] from features [..., P, 5] (or [..., P, 6] with the diamond keys)."""
+        out = sum(lg[feats[..., i]] for i, lg in enumerate(self.log_gamma[:5]))
+        if self.diamonds is not None:
+            out = out + self.log_gamma[5][self.diamond_ids(feats[..., 5])]
+        return out
 
     def values(self, feats: np.ndarray, candidates: np.ndarray, temperature: float = 1.0) -> np.ndarray:
         """H for the candidate points (int [n]) of one position, given every point's features."""
@@ -138,17 +196,26 @@ def load_model(path: str = "") -> ShapeModel:
     return ShapeModel.load(path or DEFAULT_MODEL)
 
 
-def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_games: float = 1.0) -> ShapeModel:
+def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_games: float = 1.0,
+        min_diamond_count: int = 2) -> ShapeModel:
     """Minorization-maximization (Coulom 2007, "Computing Elo ratings of move patterns") for the
     generalised Bradley-Terry model: in each position j the chosen move beat the other
     candidates.  feats[j]: int32 [n_j, 5] for position j's candidates; chosen[j]: the row of the
     move played.  `prior_games`: each gamma also gets that many virtual wins and losses against a
-    gamma of 1, so features seen a few times stay near 1."""
+    gamma of 1, so features seen a few times stay near 1.  With a sixth column of diamond keys
+    (features(..., diamond=True)), the diamonds chosen at least `min_diamond_count` times get a
+    gamma of their own, all others share row 0."""
     sizes = group_sizes()
-    f = np.concatenate(feats).astype(np.int64)  # [R, 5]
+    f = np.concatenate(feats).astype(np.int64)  # [R, 5 or 6]
     pos = np.repeat(np.arange(len(feats)), [len(x) for x in feats])
     offsets = np.cumsum([0] + [len(x) for x in feats])[:-1]
     win_rows = offsets + np.asarray(chosen)
+    diamonds = None
+    if f.shape[1] == 6:
+        played, counts = np.unique(f[win_rows, 5], return_counts=True)
+        diamonds = played[counts >= min_diamond_count]
+        f[:, 5] = ShapeModel(tuple(np.zeros(n, np.float32) for n in sizes), 0, diamonds).diamond_ids(f[:, 5])
+        sizes = sizes + (len(diamonds) + 1,)
     lg = [np.zeros(n) for n in sizes]
     wins = [np.bincount(f[win_rows, g], minlength=n) + prior_games for g, n in enumerate(sizes)]
     for _ in range(iterations):
@@ -160,7 +227,7 @@ def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_
             gamma = wins[g] / (c + 2 * prior_games / (1 + np.exp(lg[g])))  # virtual opponent of gamma 1
             lg[g] = np.log(gamma)
             lg[g] -= np.average(lg[g], weights=np.bincount(f[:, g], minlength=n) + 1e-9)  # fix the scale
-    return ShapeModel(tuple(x.astype(np.float32) for x in lg), len(feats))
+    return ShapeModel(tuple(x.astype(np.float32) for x in lg), len(feats), diamonds)
 
 
 def playout_patterns(model: ShapeModel, threshold: float) -> np.ndarray:
