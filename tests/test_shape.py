@@ -104,6 +104,46 @@ def test_the_fit_learns_that_the_chosen_moves_touch_the_last_move():
     assert r["loglik"] > r["uniform_loglik"] + 1.0
 
 
+def test_the_diamond_of_a_shape_is_the_same_in_a_mirror_and_with_the_colours_named_from_the_mover():
+    b, m = board(CORNER), board(_flip(CORNER))
+    g = b.geometry
+    keys = shape.diamond_keys(b.stones, b.size, b.to_play)
+    mirrored = shape.diamond_keys(m.stones, m.size, m.to_play)
+    for left, right in (("B2", "D2"), ("A3", "E3"), ("C3", "C3")):
+        assert keys[g.from_gtp(left)] == mirrored[g.from_gtp(right)]
+    swapped = Board.from_ascii(CORNER.replace("X", "x").replace("O", "X").replace("x", "O"), WHITE)
+    np.testing.assert_array_equal(shape.diamond_keys(swapped.stones, 5, WHITE), keys)
+    # The diamond reaches two points away, where the 3x3 pattern does not: C3 and C4 share the
+    # 3x3 class on an empty board's edge only when the stone two points away is not there.
+    assert keys[g.from_gtp("C3")] != shape.diamond_keys(Board(5).stones, 5, BLACK)[g.from_gtp("C3")]
+
+
+def test_a_diamond_model_learns_a_shape_and_round_trips(tmp_path):
+    """Moves that always answer a stone two points above them (out of the 3x3's sight): the
+    diamond group learns them; saved and loaded, the model gives the same strengths."""
+    rng = np.random.default_rng(2)
+    feats, chosen = [], []
+    for _ in range(150):
+        b = Board(7)
+        for _ in range(int(rng.integers(1, 3))):
+            b.play(int(rng.choice([p for p in b.legal_points() if p is not None])))
+        pts = [p for p in b.legal_points() if p is not None]
+        v = np.full(49, NEUTRAL, np.float32)
+        f = shape.features(b.stones, 7, b.to_play, *shape.last_moves(b), v, diamond=True)[pts]
+        under = [i for i, p in enumerate(pts) if p + 14 < 49 and b.stones[p + 14] != 0 and b.stones[p + 7] == 0]
+        if under:
+            feats.append(f)
+            chosen.append(int(rng.choice(under)))
+    model = shape.fit(feats[:100], chosen[:100], iterations=10)
+    assert model.uses_diamond and len(model.log_gamma[5]) == len(model.diamonds) + 1
+    test = learn.Positions(feats[100:], chosen[100:], ["g"] * len(chosen[100:]))
+    plain = shape.fit([f[:, :5] for f in feats[:100]], chosen[:100], iterations=10)
+    assert learn.accuracy(model, test)["loglik"] > learn.accuracy(plain, test)["loglik"]
+    model.save(tmp_path / "d.npz")
+    again = shape.ShapeModel.load(tmp_path / "d.npz")
+    np.testing.assert_array_equal(again.log_strength(feats[120]), model.log_strength(feats[120]))
+
+
 def test_learning_from_a_match_folder_takes_only_gojax_moves_at_enough_simulations(tmp_path):
     """A real record (gojax Black at 3,000 simulations vs GNU Go): only Black's moves are learnt,
     one position per non-pass move, each with the played move among the candidates."""
