@@ -38,7 +38,8 @@ class SearchParams:
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
     prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py)")
-    prior_equiv: float = flag(50.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M")
+    prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
+                                    "Pachi; bench/results/strength/README.md)")
     shape_model: str = flag("", "--prior shape: gammas from `gojax learn-prior` (empty: the bundled 9x9 model)",
                             metavar="NPZ")
     shape_temperature: float = flag(1.0, "--prior shape: H = sigmoid(log(n p) / T), p the model's move probability",
