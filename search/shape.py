@@ -162,6 +162,8 @@ class ShapeModel:
 
     def diamond_ids(self, keys: np.ndarray) -> np.ndarray:
         """The diamond group's row of each key: 1 + its place among `diamonds`, 0 if not there."""
+        if not len(self.diamonds):
+            return np.zeros(np.shape(keys), np.int64)
         at = np.clip(np.searchsorted(self.diamonds, keys), 0, len(self.diamonds) - 1)
         return np.where(self.diamonds[at] == keys, at + 1, 0)
 
