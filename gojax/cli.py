@@ -478,18 +478,22 @@ def _run_learn_prior(args) -> int:
     from gojax.search import shape
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
+    try:
+        compare = shape.ShapeModel.load(args.compare) if args.compare else None
+    except (OSError, ValueError, KeyError) as err:
+        raise SystemExit(f"gojax learn-prior: --compare {args.compare}: {err}") from None
+    diamond = args.diamond or (compare is not None and compare.uses_diamond)  # features both models need
     pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from),
-                        args.size, args.diamond)
+                        args.size, diamond)
     if not pos.chosen:
         raise SystemExit(f"gojax learn-prior: no {args.size}x{args.size} moves by {' or '.join(args.learn_from)} at >= "
                          f"{args.min_simulations} simulations found")
     train, test = learn.split(pos, args.holdout_every)
-    model = shape.fit(train.feats, train.chosen, args.iterations)
+    model = shape.fit(train.feats if args.diamond else [f[:, :5] for f in train.feats], train.chosen, args.iterations)
     model.save(args.out)
     print(f"fitted to {len(train.chosen)} moves from {len(set(train.games))} games; wrote {args.out}")
     if test.chosen:
-        compared = [(f"model {args.compare}", learn.accuracy(shape.ShapeModel.load(args.compare), test))] \
-            if args.compare else []
+        compared = [(f"model {args.compare}", learn.accuracy(compare, test))] if compare else []
         for name, r in [("mogo verdict", learn.accuracy(model, test, verdict_only=True)),
                         ("shape model", learn.accuracy(model, test))] + compared:
             print(f"held out ({r['positions']} moves, {len(set(test.games))} games), {name}: top-1 {r['top1']:.3f}"
