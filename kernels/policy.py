@@ -174,8 +174,8 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
 
     # --- patterns on the 8 points around `a` ---------------------------------------------------
     ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
-    table = jnp.asarray(playout_table(patterns))[jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)]
-    hit = (table[pattern_index(c, ring)] > 0) & legal[ring] & has_last
+    row = jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)  # gather 8 entries, not a 65,536-entry row
+    hit = (jnp.asarray(playout_table(patterns))[row, pattern_index(c, ring)] > 0) & legal[ring] & has_last
     pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
 
     def full(x):
