@@ -88,6 +88,14 @@ def diamond_keys(stones: np.ndarray, size: int, mover) -> np.ndarray:
     return np.min(codes @ weights.T, axis=-1)
 
 
+def diamond_rows(diamonds: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The diamond group's row of each key: 1 + its place among the sorted `diamonds`, 0 if not there."""
+    if not len(diamonds):
+        return np.zeros(np.shape(keys), np.int64)
+    at = np.clip(np.searchsorted(diamonds, keys), 0, len(diamonds) - 1)
+    return np.where(diamonds[at] == keys, at + 1, 0)
+
+
 def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarray,
              diamond: bool = False) -> np.ndarray:
     """int32 [..., P, 5]: every point's class in each group of GROUPS, for one position or a
@@ -160,18 +168,11 @@ class ShapeModel:
         extra = {} if self.diamonds is None else {"diamond": self.log_gamma[5], "diamond_keys": self.diamonds}
         np.savez_compressed(path, moves=np.int64(self.moves), **dict(zip(GROUPS, self.log_gamma)), **extra)
 
-    def diamond_ids(self, keys: np.ndarray) -> np.ndarray:
-        """The diamond group's row of each key: 1 + its place among `diamonds`, 0 if not there."""
-        if not len(self.diamonds):
-            return np.zeros(np.shape(keys), np.int64)
-        at = np.clip(np.searchsorted(self.diamonds, keys), 0, len(self.diamonds) - 1)
-        return np.where(self.diamonds[at] == keys, at + 1, 0)
-
     def log_strength(self, feats: np.ndarray) -> np.ndarray:
         """float32 [..., P] from features [..., P, 5] (or [..., P, 6] with the diamond keys)."""
         out = sum(lg[feats[..., i]] for i, lg in enumerate(self.log_gamma[:5]))
         if self.diamonds is not None:
-            out = out + self.log_gamma[5][self.diamond_ids(feats[..., 5])]
+            out = out + self.log_gamma[5][diamond_rows(self.diamonds, feats[..., 5])]
         return out
 
     def values(self, feats: np.ndarray, candidates: np.ndarray, temperature: float = 1.0) -> np.ndarray:
@@ -216,7 +217,7 @@ def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_
     if f.shape[1] == 6:
         played, counts = np.unique(f[win_rows, 5], return_counts=True)
         diamonds = played[counts >= min_diamond_count]
-        f[:, 5] = ShapeModel(tuple(np.zeros(n, np.float32) for n in sizes), 0, diamonds).diamond_ids(f[:, 5])
+        f[:, 5] = diamond_rows(diamonds, f[:, 5])
         sizes = sizes + (len(diamonds) + 1,)
     lg = [np.zeros(n) for n in sizes]
     wins = [np.bincount(f[win_rows, g], minlength=n) + prior_games for g, n in enumerate(sizes)]
