@@ -19,23 +19,18 @@ rate.  Contextual Monte-Carlo keeps one tree's tables on the device: a forest of
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import time
 
-import jax
 import numpy as np
 
 from gojax.kernels.host import Board
-from gojax.kernels.playout import PlayoutResult
 from gojax.search.backup import Leaf
 from gojax.search.device import Simulator
-from gojax.search.mcts import MoveStats, Search, SearchResult
+from gojax.search.mcts import MoveStats, Search, SearchResult, back_up_trees, descend_trees
 from gojax.search.params import SearchParams
-
-
-def _rows(result: PlayoutResult, start: int, stop: int) -> PlayoutResult:
-    """Tree g's slice of a round's result (numpy)."""
-    return jax.tree.map(lambda a: a[start:stop] if a is not None and np.ndim(a) >= 1 else a, result)
+from gojax.search.tree import TreeStack
 
 
 @dataclasses.dataclass
@@ -63,12 +58,21 @@ class Forest:
     """G searches, one device call per round.  `searches[g]` is an ordinary `Search`: advance
     it, read its tree, or run it alone; `run` searches them all together."""
 
-    def __init__(self, boards: list[Board], params: SearchParams | list[SearchParams]):
+    def __init__(self, boards: list[Board], params: SearchParams | list[SearchParams],
+                 simulator: Simulator | None = None):
+        """Searches from `boards`, one SearchParams per board (or one for all).  When the params
+        differ at most in the seed (the usual case), the trees share one TreeStack and each
+        round's backups are one set of array operations for all of them."""
         plist = list(params) if isinstance(params, (list, tuple)) else [params] * len(boards)
         if len(plist) != len(boards) or not boards:
             raise ValueError("a forest needs one or more boards and one SearchParams per board (or one for all)")
-        simulator = Simulator(plist[0])
-        self._setup([Search(b, p, simulator) for b, p in zip(boards, plist)])
+        simulator = simulator or Simulator(plist[0])
+        first = plist[0]
+        trees = [None] * len(boards)
+        if len(boards) > 1 and len({b.size for b in boards}) == 1 and \
+                all(dataclasses.replace(p, seed=0) == dataclasses.replace(first, seed=0) for p in plist):
+            trees = TreeStack(boards[0].size, first.max_nodes, len(boards), first.pass_in_tree == "always").trees
+        self._setup([Search(b, p, simulator, tree) for b, p, tree in zip(boards, plist, trees)])
 
     @classmethod
     def of(cls, searches: list[Search]) -> Forest:
@@ -122,13 +126,22 @@ class Forest:
                         [np.zeros(s.size * s.size) for s in self.searches], [0] * g,
                         [b is None or b > 0 for b in budgets])
         pending = None
-        while True:
-            round_ = self._launch(run, pending)
-            if pending is not None:
-                self._back_up(run, pending)
-            if round_ is None:
-                break
-            pending = round_
+        # The cycle collector would walk every tree's boards again and again for garbage the
+        # loop does not make (its lists and leaves are freed by reference counting), a large
+        # share of the host's time (bench/results/forest/README.md): off while searching.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while True:
+                round_ = self._launch(run, pending)
+                if pending is not None:
+                    self._back_up(run, pending)
+                if round_ is None:
+                    break
+                pending = round_
+        finally:
+            if collecting:
+                gc.enable()
         seconds = time.perf_counter() - t_start
         cpu = time.thread_time() - cpu_start
         self.last_timing = {"seconds": seconds, "host_seconds": run.host, "host_cpu_seconds": cpu,
@@ -154,18 +167,32 @@ class Forest:
         t0 = time.perf_counter()
         per_call = self.params.batch
         leaves: list[list[Leaf] | None] = [None] * self.size
-        for t, s in enumerate(self.searches):
+        for t in range(self.size):
             in_flight = per_call if pending is not None and pending.leaves[t] is not None else 0
             if run.active[t] and not self._searching(run, t, in_flight):
                 run.active[t] = False
-            if run.active[t]:
-                leaves[t] = [s.descend() for _ in range(self.params.leaves)]
-                s.calls += 1
+        for members in self._groups([t for t in range(self.size) if run.active[t]]).values():
+            group = [self.searches[t] for t in members]
+            for t in members:
+                leaves[t] = []
+                self.searches[t].calls += 1
+            for _ in range(self.params.leaves):  # descent i of every tree of the group at once
+                for t, leaf in zip(members, descend_trees(group)):
+                    leaves[t].append(leaf)
         round_ = None
         if any(ls is not None for ls in leaves):
             round_ = _Round(leaves, self._submit(leaves))
         run.host += time.perf_counter() - t0
         return round_
+
+    def _groups(self, trees: list[int]) -> dict:
+        """The trees worked on together (one stack, one params but the seed: Search.batch_key);
+        a tree of its own stack is a group of one."""
+        groups: dict = {}
+        for t in trees:
+            key = self.searches[t].batch_key
+            groups.setdefault(("own", t) if key is None else key, []).append(t)
+        return groups
 
     def _submit(self, leaves: list[list[Leaf] | None]):
         """One device call for the trees with leaves, packed in order and padded to a power of
@@ -187,12 +214,14 @@ class Forest:
         t0 = time.perf_counter()
         L = self.params.leaves
         played = [t for t, ls in enumerate(round_.leaves) if ls is not None]  # the call's tree order
-        for pos, t in enumerate(played):
-            rows = result if len(result.wins) == L else _rows(result, pos * L, (pos + 1) * L)  # one tree: all
-            o, c = self.searches[t].back_up(round_.leaves[t], rows)
-            run.own[t] += o
-            run.caps[t] += c
-            run.done[t] += self.params.batch
+        pos = {t: i for i, t in enumerate(played)}
+        for members in self._groups(played).values():
+            outs = back_up_trees([self.searches[t] for t in members], [round_.leaves[t] for t in members],
+                                 [pos[t] * L for t in members], result)
+            for t, (o, c) in zip(members, outs):
+                run.own[t] += o
+                run.caps[t] += c
+                run.done[t] += self.params.batch
         run.host += time.perf_counter() - t0
 
 

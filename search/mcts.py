@@ -18,10 +18,10 @@ from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
 from gojax.search import priors
-from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
+from gojax.search.backup import Leaf, backup_round
 from gojax.search.device import Simulator
 from gojax.search.params import SearchParams
-from gojax.search.select import q_star, refresh, refresh_path, select_action
+from gojax.search.select import edge_values, per_edge, q_star, refresh
 from gojax.search.tree import Tree
 
 
@@ -75,11 +75,18 @@ class Search:
     `run` searches; the steps of a round (`descend`, `pools`, `leaf_boards`, `back_up`) are
     public for the forest that runs them (search/forest.py) and for tests."""
 
-    def __init__(self, board: Board, params: SearchParams = SearchParams(), simulator: Simulator | None = None):
+    def __init__(self, board: Board, params: SearchParams = SearchParams(), simulator: Simulator | None = None,
+                 tree: Tree | None = None):
+        """`tree`: an empty tree to search in (a forest's trees share one TreeStack), else its own."""
         self.params = params
         self.simulator = simulator or Simulator(params)
         self.size = board.size
-        self.tree = Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
+        if tree is not None and (tree.size, tree.capacity) != (board.size, params.max_nodes):
+            raise ValueError("the tree given to a search must have the board's size and max_nodes nodes")
+        self.tree = tree or Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
+        # Searches whose trees share a stack and whose params differ at most in the seed are
+        # backed up together (back_up_trees).
+        self.batch_key = (id(self.tree.stack), dataclasses.replace(params, seed=0)) if self.tree.stack else None
         rng = np.random.default_rng(params.seed)
         self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
         self._new_root(board)
@@ -131,33 +138,7 @@ class Search:
     def descend(self) -> Leaf:
         """One descent from the root to a new leaf (added as a node while the budget lasts),
         with virtual loss on its path so that the round's next descents go elsewhere."""
-        tree, params = self.tree, self.params
-        node = self.root
-        nodes, actions = [node], []
-        board = tree.boards[node]
-        while not board.game_over:
-            if not tree.initialised[node]:
-                self._initialise(node)
-            a = select_action(tree, node)
-            actions.append(a)
-            child = int(tree.child[node, a])
-            if child >= 0:
-                node = child
-                nodes.append(child)
-                board = tree.boards[child]
-                continue
-            board = board.copy()
-            board.play(None if a == tree.pass_action else a)
-            if not tree.full:
-                child = tree.add(board, node, a, lazy=True)
-                nodes.append(child)
-            break
-        leaf = Leaf(nodes, actions, board)
-        if params.virtual_loss:
-            leaf.virtual = params.virtual_loss * params.playouts_per_leaf
-            apply_virtual_loss(tree, leaf, leaf.virtual)
-            refresh_path(tree, leaf.nodes, leaf.actions, params, self._jitter)  # the round's next leaves see it
-        return leaf
+        return descend_trees([self])[0]
 
     def leaf_boards(self, leaves: list[Leaf]) -> list[Board]:
         """The positions the device plays from: under chinese rules a finished leaf (two passes)
@@ -200,24 +181,7 @@ class Search:
         """Back a round's results (numpy, this tree's rows) up the leaves' paths, give the new
         nodes their legal moves and priors, and return (ownership summed over the playouts
         [P], playouts stopped by the move cap)."""
-        k = self.params.playouts_per_leaf
-        fresh, rows = [], []  # new nodes not yet initialised, and their leaves' rows
-        for i, leaf in enumerate(leaves):
-            new = leaf.nodes[-1]
-            if len(leaf.nodes) > len(leaf.actions) and not self.tree.legal_ready[new]:
-                # The new node's legal moves: the device's masks for the leaf position, less superko.
-                self.tree.set_legal(new, leaf.board.superko_filter(r.start_legal[i], r.start_capture[i]))
-                if not self.tree.initialised[new]:
-                    fresh.append(new)
-                    rows.append(i)
-        if fresh and self._batch_priors(r):
-            # Their priors now, all at once (the refresh below covers them: they are on the paths).
-            priors.initialise(self.tree, fresh, self.params, None if r.start_prior is None else r.start_prior[rows])
-        touched = backup_round(self.tree, leaves, k, r.wins, r.first_move, r.z, r.amaf_count, r.amaf_wins,
-                               self.params.amaf_rule, r.score.sum(1))
-        refresh(self.tree, touched, self.params, self._jitter)
-        own = (r.ownership[:len(leaves)] * k).sum(axis=0)
-        return own, int(r.cap_hit[:len(leaves)].sum())
+        return back_up_trees([self], [leaves], [0], r)[0]
 
     def _batch_priors(self, r: PlayoutResult) -> bool:
         """Whether a round's new nodes take their prior at backup: every prior but the
@@ -306,3 +270,121 @@ class Search:
             par = self.tree.parent[i]
             depth[i] = depth[par] + 1 if par >= 0 else 0
         return int(depth.max()) if n else 0
+
+
+def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list[int],
+                  r: PlayoutResult) -> list[tuple[np.ndarray, int]]:
+    """`Search.back_up` for several searches at once: searches[j]'s leaves are the result's rows
+    starts[j] .. starts[j] + len(leaves[j]) - 1.  Several searches must share one TreeStack and
+    one `batch_key` (their params differ at most in the seed): the new nodes' priors, the backup
+    and the refresh of the touched rows are then one set of array operations over the stack.
+    Returns (ownership summed over the playouts [P], playouts stopped by the move cap) per search."""
+    store, offs = _store(searches)
+    first = searches[0]
+    params, k = first.params, first.params.playouts_per_leaf
+    rows, paths, fresh, fresh_rows = [], [], [], []
+    for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
+        tree = s.tree
+        for i, leaf in enumerate(ls):
+            row = start + i
+            new = leaf.nodes[-1]
+            if len(leaf.nodes) > len(leaf.actions) and not tree.legal_ready[new]:
+                # The new node's legal moves: the device's masks for the leaf position, less superko.
+                tree.set_legal(new, leaf.board.superko_filter(r.start_legal[row], r.start_capture[row]))
+                if not tree.initialised[new]:
+                    fresh.append(new + off)
+                    fresh_rows.append(row)
+            paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
+            rows.append(row)
+    if fresh and first._batch_priors(r):
+        # Their priors now, all at once (the refresh below covers them: they are on the paths).
+        priors.initialise(store, fresh, params, None if r.start_prior is None else r.start_prior[fresh_rows])
+    idx = np.asarray(rows, np.int64)
+    touched = backup_round(store, paths, k, r.wins[idx], r.first_move[idx], r.z[idx], r.amaf_count[idx],
+                           r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1))
+    # Each touched row's own search's jitter (paths of different searches never meet).
+    owner = np.zeros(len(touched), np.int64)
+    if len(searches) > 1:
+        by_slot = np.zeros(len(store.trees), np.int64)
+        by_slot[offs // store.capacity] = np.arange(len(searches))
+        owner = by_slot[touched // store.capacity]
+    refresh(store, touched, params, np.stack([s._jitter for s in searches])[owner])
+    return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
+            for ls, start in zip(leaves, starts)]
+
+
+def _store(searches: list[Search]):
+    """The arrays several searches are worked on through (their stack), or a lone search's tree;
+    and each search's offset into them."""
+    first = searches[0]
+    if len(searches) == 1:
+        return first.tree, np.zeros(1, np.int64)
+    if first.batch_key is None or any(s.batch_key != first.batch_key for s in searches):
+        raise ValueError("searches worked on together share a tree stack and their params but the seed")
+    return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
+
+
+def descend_trees(searches: list[Search]) -> list[Leaf]:
+    """One descent in each search at once (`Search.descend`): every level is one argmax over
+    the cached value rows of all the searches still descending, then the new leaves' nodes,
+    and the virtual loss on every path in one set of array operations.  Each search sees
+    exactly what a descent of its own would: the trees do not interact."""
+    store, offs = _store(searches)
+    params = searches[0].params
+    node = offs + np.array([s.root for s in searches], np.int64)  # store indices
+    paths = [[s.root] for s in searches]  # each tree's own indices
+    actions: list[list[int]] = [[] for _ in searches]
+    expand: dict[int, int] = {}  # search -> the action whose child is not in the tree
+    live = np.flatnonzero(~store.over[node])
+    while live.size:
+        cold = live[~store.initialised[node[live]]]
+        for j in cold.tolist():  # the root, or a node whose playouts are still on the device
+            searches[j]._initialise(int(node[j] - offs[j]))
+        a = store.value[node[live]].argmax(1)
+        child = store.child[node[live], a]
+        for j, aj in zip(live.tolist(), a.tolist()):
+            actions[j].append(aj)
+        has = child >= 0
+        for j, aj in zip(live[~has].tolist(), a[~has].tolist()):
+            expand[j] = aj
+        live = live[has]
+        node[live] = child[has] + offs[live]
+        for j, c in zip(live.tolist(), child[has].tolist()):
+            paths[j].append(c)
+        live = live[~store.over[node[live]]]
+    leaves = []
+    for j, s in enumerate(searches):
+        tree = s.tree
+        board = tree.boards[paths[j][-1]]
+        if j in expand:
+            a = expand[j]
+            board = board.copy()
+            board.play(None if a == tree.pass_action else a)
+            if not tree.full:
+                paths[j].append(tree.add(board, paths[j][-1], a, lazy=True))
+        leaves.append(Leaf(paths[j], actions[j], board))
+    if params.virtual_loss:
+        _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
+    return leaves
+
+
+def _virtual_loss(store, offs: np.ndarray, searches: list[Search], leaves: list[Leaf], amount: float) -> None:
+    """Count `amount` lost simulations for the mover on every edge of the leaves' paths and
+    refresh those edges' values, so that the round's next descents see it.  Within a path the
+    nodes are distinct, and paths of different trees never meet: no edge is hit twice."""
+    who = np.concatenate([np.full(len(leaf.actions), j, np.int64) for j, leaf in enumerate(leaves)])
+    s = np.concatenate([np.asarray(leaf.nodes[:len(leaf.actions)], np.int64) for leaf in leaves]) + offs[who]
+    a = np.concatenate([np.asarray(leaf.actions, np.int64) for leaf in leaves])
+    for leaf in leaves:
+        leaf.virtual = amount
+    store.n[s, a] += amount
+    store.node_n[s] += amount
+    white = store.to_play[s] == 2
+    store.w[s[white], a[white]] += amount
+    jitter = np.stack([x._jitter for x in searches])
+    params = searches[0].params
+    if per_edge(params):  # only the edges changed
+        store.value[s, a] = edge_values(store, s, a, params).astype(np.float32) + jitter[who, a]
+    else:
+        rows, first = np.unique(s, return_index=True)
+        refresh(store, rows, params, jitter[who[first]])

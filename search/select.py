@@ -7,8 +7,9 @@ The tree keeps each node's row of values in `Tree.value` (plus the search's tie-
 jitter), so that a descent step is one argmax.  Rows are recomputed together, in one call, for
 every node a round's backup touched (`refresh`); a virtual loss changes one edge per node on
 the path, and where the value of an edge depends on that edge alone (MC-RAVE with the
-minimum-MSE schedule and no exploration term, the default) only those edges are recomputed,
-in plain Python (`edge_value`); otherwise the path's rows are."""
+minimum-MSE schedule and no exploration term, the default) only those edges are recomputed
+(`edge_values`, for every path of a round's descents at once; `edge_value` is its one-edge
+reference); otherwise the paths' rows are."""
 
 from __future__ import annotations
 
@@ -84,27 +85,28 @@ def edge_value(tree: Tree, s: int, a: int, params: SearchParams) -> float:
     return params.fpu
 
 
+def edge_values(tree: Tree, s: np.ndarray, a: np.ndarray, params: SearchParams) -> np.ndarray:
+    """`edge_value` of many legal edges (s[i], a[i]) at once, float64 [len(s)]: the same
+    operations in the same order, so the same numbers."""
+    n, w = tree.n[s, a].astype(np.float64), tree.w[s, a].astype(np.float64)
+    na, wa = tree.na[s, a].astype(np.float64), tree.wa[s, a].astype(np.float64)
+    white = tree.to_play[s] == 2
+    q = w / np.where(n > 0, n, 1.0)
+    q = np.where(white, 1.0 - q, q)
+    qa = wa / np.where(na > 0, na, 1.0)
+    qa = np.where(white, 1.0 - qa, qa)
+    den = n + na + 4.0 * params.rave_bias ** 2 * n * na
+    beta = na / np.where(den > 0, den, 1.0)
+    both = q + beta * (qa - q)
+    return np.where(n > 0, np.where(na > 0, both, q), np.where(na > 0, qa, params.fpu))
+
+
 def refresh(tree: Tree, nodes, params: SearchParams, jitter: np.ndarray) -> None:
     """Recompute the cached rows of `nodes` (repeats only cost time) after their statistics
-    changed.  `jitter` ([A], tiny, fixed per search) is stored with them: it breaks ties
-    without a bias towards A1."""
+    changed.  `jitter` ([A], tiny, fixed per search; or one row per node) is stored with them:
+    it breaks ties without a bias towards A1."""
     nodes = np.asarray(nodes, np.int64)
     tree.value[nodes] = values(tree, nodes, params) + jitter
-
-
-def refresh_path(tree: Tree, nodes: list[int], actions: list[int], params: SearchParams,
-                 jitter: np.ndarray) -> None:
-    """After a change to the edges (nodes[t], actions[t]) alone (a virtual loss)."""
-    if not per_edge(params):
-        refresh(tree, nodes[:len(actions)], params, jitter)
-        return
-    for s, a in zip(nodes, actions):
-        tree.value[s, a] = edge_value(tree, s, a, params) + jitter[a]
-
-
-def select_action(tree: Tree, node: int) -> int:
-    """The action with the highest cached value."""
-    return int(np.argmax(tree.value[node]))
 
 
 def q_star(tree: Tree, node: int, params: SearchParams) -> np.ndarray:

@@ -13,8 +13,9 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   node_n[i]           N(s) = sum of N(s,a) (eq. 50), used by the schedules and UCT
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
   score[i]            the sum of those playouts' final scores (Black's area - White's - komi)
-Bytes per node: 29 * (P + 1) + 27, plus the host board the node keeps (about 1-2 KB):
-9x9 2,405 B + board, 19x19 10,525 B + board.
+  over[i]             bool: the node's position ends the game (two passes): descents stop there
+Bytes per node: 29 * (P + 1) + 28, plus the host board the node keeps (about 1-2 KB):
+9x9 2,406 B + board, 19x19 10,526 B + board.
 """
 
 from __future__ import annotations
@@ -24,36 +25,51 @@ import numpy as np
 from gojax.kernels.host import Board
 
 NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "score", "to_play",
-               "parent", "parent_action", "initialised", "legal_ready")  # every per-node array, indexed [node, ...]
+               "parent", "parent_action", "initialised", "legal_ready", "over")  # every per-node array, indexed [node, ...]
+
+
+def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
+    """Zeroed statistics for `rows` nodes (NODE_ARRAYS)."""
+    shape = (rows, num_actions)
+    return {
+        "n": np.zeros(shape, np.float32), "w": np.zeros(shape, np.float32),
+        "na": np.zeros(shape, np.float32), "wa": np.zeros(shape, np.float32),
+        "prior": np.full(shape, 0.5, np.float32), "value": np.full(shape, -np.inf, np.float32),
+        "legal": np.zeros(shape, bool), "child": np.full(shape, -1, np.int32),
+        "node_n": np.zeros(rows, np.float32), "sims": np.zeros(rows, np.float32),
+        "wins": np.zeros(rows, np.float32), "score": np.zeros(rows, np.float32),
+        "to_play": np.zeros(rows, np.int8),
+        # heuristic prior added (at its first backup, or first descent)
+        "initialised": np.zeros(rows, bool),
+        # legal[i] filled: at the node's first backup (from the device's masks for the leaf
+        # position) or, if a descent reaches it before that, from the host board.
+        "legal_ready": np.zeros(rows, bool),
+        "over": np.zeros(rows, bool),
+        "parent": np.full(rows, -1, np.int32), "parent_action": np.full(rows, -1, np.int32),
+    }
 
 
 class Tree:
-    def __init__(self, size: int, capacity: int, pass_always: bool = True):
+    """One search tree.  Its arrays are its own, or rows [offset, offset + capacity) of a
+    `TreeStack`'s (a forest's trees side by side, so that a round's backups are one set of
+    array operations for all of them).  Node indices (child, parent, a search's paths) are the
+    tree's own; `offset` turns them into the stack's."""
+
+    def __init__(self, size: int, capacity: int, pass_always: bool = True, stack: TreeStack | None = None,
+                 slot: int = 0):
         """pass_always: pass is a legal tree action at every node (SearchParams.pass_in_tree)."""
         self.size = size
         self.num_actions = size * size + 1  # A
         self.pass_action = size * size
         self.capacity = capacity
-        shape = (capacity, self.num_actions)
-        self.n = np.zeros(shape, np.float32)
-        self.w = np.zeros(shape, np.float32)
-        self.na = np.zeros(shape, np.float32)
-        self.wa = np.zeros(shape, np.float32)
-        self.prior = np.full(shape, 0.5, np.float32)
-        self.value = np.full(shape, -np.inf, np.float32)
-        self.legal = np.zeros(shape, bool)
-        self.child = np.full(shape, -1, np.int32)
-        self.node_n = np.zeros(capacity, np.float32)
-        self.sims = np.zeros(capacity, np.float32)
-        self.wins = np.zeros(capacity, np.float32)
-        self.score = np.zeros(capacity, np.float32)
-        self.to_play = np.zeros(capacity, np.int8)
-        self.initialised = np.zeros(capacity, bool)  # heuristic prior added (at its first backup, or first descent)
-        # legal[i] filled: at the node's first backup (from the device's masks for the leaf
-        # position) or, if a descent reaches it before that, from the host board.
-        self.legal_ready = np.zeros(capacity, bool)
-        self.parent = np.full(capacity, -1, np.int32)
-        self.parent_action = np.full(capacity, -1, np.int32)
+        if stack is None:
+            arrays, self.offset = _allocate(capacity, self.num_actions), 0
+        else:
+            self.offset = slot * capacity
+            arrays = {name: getattr(stack, name)[self.offset: self.offset + capacity] for name in NODE_ARRAYS}
+        for name, arr in arrays.items():
+            setattr(self, name, arr)
+        self.stack = stack
         self.boards: list[Board | None] = [None] * capacity
         self.num_nodes = 0
         self.pass_always = pass_always
@@ -80,6 +96,7 @@ class Tree:
         self.legal[i] = False
         self.legal_ready[i] = False
         self.boards[i] = board
+        self.over[i] = board.game_over
         if not lazy:
             self.ensure_legal(i)
         self.to_play[i] = board.to_play
@@ -130,3 +147,31 @@ class Tree:
         self.boards = boards + [None] * (self.capacity - k)
         self.num_nodes = k
         return 0
+
+
+class TreeStack:
+    """The node arrays of `count` trees of one size and capacity in one block: tree g owns rows
+    g * capacity .. (g + 1) * capacity - 1.  Functions that take a tree and node indices
+    (search/backup.py, search/priors.py, search/select.py) take a stack and stack indices alike,
+    so one call serves every tree of a forest."""
+
+    def __init__(self, size: int, capacity: int, count: int, pass_always: bool = True):
+        self.size = size
+        self.num_actions = size * size + 1
+        self.pass_action = size * size
+        self.capacity = capacity
+        for name, arr in _allocate(capacity * count, self.num_actions).items():
+            setattr(self, name, arr)
+        self.trees = [Tree(size, capacity, pass_always, self, g) for g in range(count)]
+        self.boards = _StackBoards(self)
+
+
+class _StackBoards:
+    """stack.boards[i]: the host board of stack node i (each tree keeps its own list)."""
+
+    def __init__(self, stack: TreeStack):
+        self._stack = stack
+
+    def __getitem__(self, i) -> Board | None:
+        g, node = divmod(int(i), self._stack.capacity)
+        return self._stack.trees[g].boards[node]
