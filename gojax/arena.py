@@ -44,6 +44,7 @@ from gojax.match import (
 from gojax.player import RESIGN, Player, PlayerOptions
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
+from gojax.search.tree import TreeStack
 
 _NAMES = {BLACK: "black", WHITE: "white"}
 
@@ -87,10 +88,13 @@ class ExternalEngine:
 
 
 class _Game:
-    def __init__(self, index: int, a, b, cfg: MatchConfig):
+    def __init__(self, index: int, a, b, cfg: MatchConfig, trees: tuple = (None, None)):
+        """trees: the (a, b) gojax players' trees (slots of the arena's stacks), None for an
+        external engine."""
         self.index = index
         a_black = not cfg.alternate or index % 2 == 0
         self.engines = {BLACK: a if a_black else b, WHITE: b if a_black else a}
+        tree_of = {BLACK: trees[0] if a_black else trees[1], WHITE: trees[1] if a_black else trees[0]}
         self.players, self.clients, self.commands = {}, {}, {}
         self.board = Board(cfg.size, cfg.komi)
         self.max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
@@ -105,7 +109,7 @@ class _Game:
             self.commands[color] = e.command()
             self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
                                          PlayerOptions(simulations=e.simulations, resign=e.resign, log=io.StringIO(),
-                                                       verbose=False))
+                                                       verbose=False), tree=tree_of[color])
 
     def start(self, cfg: MatchConfig) -> None:
         """Start the external engines (EngineFailure if one cannot get ready)."""
@@ -190,8 +194,14 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=cfg.games - len(todo), desc="arena", file=log, disable=not progress)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="arena-engine")
+    # Each gojax engine's trees side by side in one stack, a slot per game at a time, so that a
+    # round's descents and backups are array operations over all its games (search/forest.py).
+    seats = max(1, min(parallel, len(todo)))
+    stacks = [None if isinstance(e, ExternalEngine) else
+              TreeStack(cfg.size, e.params.max_nodes, seats, e.params.pass_in_tree == "always").trees for e in (a, b)]
     for start in range(0, len(todo), parallel):
-        games = [_Game(i, a, b, cfg) for i in todo[start:start + parallel]]
+        games = [_Game(i, a, b, cfg, tuple(None if st is None else st[j] for st in stacks))
+                 for j, i in enumerate(todo[start:start + parallel])]
         try:
             for g in games:
                 g.start(cfg)

@@ -24,6 +24,7 @@ from gojax.search.device import Simulator
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.search.timecontrol import Clock
+from gojax.search.tree import Tree
 
 RESIGN = "resign"
 
@@ -70,8 +71,11 @@ class PlayerOptions:
 
 class Player:
     def __init__(self, size: int = 9, komi: float = 7.5, params: SearchParams = SearchParams(),
-                 options: PlayerOptions | None = None):
+                 options: PlayerOptions | None = None, tree: Tree | None = None):
+        """`tree`: where this player's searches keep their tree (one slot of a TreeStack, so that
+        gojax/arena.py backs many players' searches up together); by default their own."""
         self.params = params
+        self.tree = tree
         self.options = PlayerOptions() if options is None else options
         self.simulator = Simulator(params)
         self.clock = Clock()
@@ -138,7 +142,8 @@ class Player:
 
     def _search_for(self, board: Board) -> Search:
         if self.search is None or self.search.size != board.size:
-            self.search = Search(board, self.params, self.simulator)
+            fits = self.tree is not None and self.tree.size == board.size
+            self.search = Search(board, self.params, self.simulator, self.tree if fits else None)
         else:
             self.search.advance(board)
         return self.search
@@ -170,7 +175,7 @@ class Player:
         forest = self._forest
         if forest is None or self.search is None:  # a new game, size, komi or rules
             plist = [dataclasses.replace(self.params, seed=self.params.seed + i) for i in range(t)]
-            forest = self._forest = Forest.of([Search(self.board, p, self.simulator) for p in plist])
+            forest = self._forest = Forest([self.board] * t, plist, self.simulator)
         else:
             for s in forest.searches:
                 s.advance(self.board)

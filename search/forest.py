@@ -11,9 +11,15 @@ batch, so tree g of a forest gives, move for move, what a lone search with that 
 
 Each call plays only the trees still searching, packed and padded to a power of two of trees:
 trees stop at different times (a budget met, a game over) without costing playouts, and a
-forest compiles at most log2 G + 1 shapes.  The host work (descents, backups) is a loop over
-trees; its cost per leaf is what `gojax bench --search --trees G` reports beside the aggregate
-rate.  Contextual Monte-Carlo keeps one tree's tables on the device: a forest of one only.
+forest compiles at most log2 G + 1 shapes.  Trees whose params differ only in the seed keep
+their arrays side by side in one TreeStack (search/tree.py), and the host work of a round is
+array operations over all of them (search/mcts.descend_trees, back_up_trees): each of the L
+descents is one argmax per tree level for every tree, then the virtual loss on every path at
+once; the backup, the new nodes' priors and the refresh of their values are one call each.
+What stays a Python loop is per leaf: playing the leaf's move on its host board, the new
+node, its superko filter.  `gojax bench --search --trees G` reports the host's cost per leaf
+beside the aggregate rate.  Contextual Monte-Carlo keeps one tree's tables on the device: a
+forest of one only.
 """
 
 from __future__ import annotations

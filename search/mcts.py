@@ -5,6 +5,8 @@ loop, search/device.py the device side).  One round: descend L times from the ro
 loss keeps the leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's
 SIMTREE: `Search.descend`), send the L leaf positions to the device for K playouts each, then
 back up the PREVIOUS round's results while the device plays this one (`Search.back_up`).
+Both steps are written for many searches at once (`descend_trees`, `back_up_trees`: a forest's
+trees in one TreeStack); a search's own `descend` and `back_up` are those for one tree.
 """
 
 from __future__ import annotations

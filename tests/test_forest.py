@@ -36,6 +36,23 @@ def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool):
         assert summary(f) == summary(a) and f.simulations == a.simulations == n
 
 
+def test_trees_share_one_stack_unless_their_params_differ():
+    """Trees whose params differ only in the seed live side by side in one TreeStack and are
+    worked on together; a tree with other params keeps its own arrays.  Either way each tree
+    gives what it gives alone."""
+    base = SearchParams(leaves=4, playouts_per_leaf=4)
+    shared = Forest(positions(), [dataclasses.replace(base, seed=s) for s in (1, 2, 3)])
+    stacks = {id(s.tree.stack) for s in shared.searches}
+    assert len(stacks) == 1 and shared.searches[0].tree.stack is not None
+    assert [s.tree.offset for s in shared.searches] == [0, base.max_nodes, 2 * base.max_nodes]
+    mixed = [dataclasses.replace(base, seed=1), dataclasses.replace(base, seed=2, prior_equiv=10.0)]
+    forest = Forest(positions()[:2], mixed)
+    assert all(s.tree.stack is None for s in forest.searches)
+    results = forest.run(48, stop_early=False)
+    alone = [Search(b, p).run(simulations=48, stop_early=False) for b, p in zip(positions()[:2], mixed)]
+    assert [summary(r) for r in results] == [summary(r) for r in alone]
+
+
 def test_trees_are_reused_after_a_move_as_alone():
     params = SearchParams(leaves=4, playouts_per_leaf=4, seed=2)
     forest = Forest(positions()[:2], params)
