@@ -20,10 +20,10 @@ from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
 from gojax.search import priors
-from gojax.search.backup import Leaf, backup_round
+from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
 from gojax.search.device import Simulator
 from gojax.search.params import SearchParams
-from gojax.search.select import edge_values, per_edge, q_star, refresh
+from gojax.search.select import edge_values, per_edge, q_star, refresh, refresh_path
 from gojax.search.tree import Tree
 
 
@@ -139,8 +139,35 @@ class Search:
     # --- the steps of one round --------------------------------------------------------------
     def descend(self) -> Leaf:
         """One descent from the root to a new leaf (added as a node while the budget lasts),
-        with virtual loss on its path so that the round's next descents go elsewhere."""
-        return descend_trees([self])[0]
+        with virtual loss on its path so that the round's next descents go elsewhere.  Plain
+        Python: for one tree, numpy calls on single elements would cost more than they save
+        (`descend_trees` does the same for many trees at once; tests/test_forest.py holds the
+        two equal)."""
+        tree, params = self.tree, self.params
+        node = self.root
+        nodes, actions = [node], []
+        while not tree.over[node]:
+            if not tree.initialised[node]:
+                self._initialise(node)
+            a = int(tree.value[node].argmax())
+            actions.append(a)
+            child = int(tree.child[node, a])
+            if child < 0:
+                break
+            node = child
+            nodes.append(child)
+        board = tree.boards[nodes[-1]]
+        if len(actions) == len(nodes):  # the last action's child is not in the tree
+            board = board.copy()
+            board.play(None if a == tree.pass_action else a)
+            if not tree.full:
+                nodes.append(tree.add(board, nodes[-1], a, lazy=True))
+        leaf = Leaf(nodes, actions, board)
+        if params.virtual_loss:
+            leaf.virtual = params.virtual_loss * params.playouts_per_leaf
+            apply_virtual_loss(tree, leaf, leaf.virtual)
+            refresh_path(tree, leaf.nodes, leaf.actions, params, self._jitter)  # the round's next leaves see it
+        return leaf
 
     def leaf_boards(self, leaves: list[Leaf]) -> list[Board]:
         """The positions the device plays from: under chinese rules a finished leaf (two passes)
@@ -331,6 +358,8 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     the cached value rows of all the searches still descending, then the new leaves' nodes,
     and the virtual loss on every path in one set of array operations.  Each search sees
     exactly what a descent of its own would: the trees do not interact."""
+    if len(searches) == 1:
+        return [searches[0].descend()]
     store, offs = _store(searches)
     params = searches[0].params
     node = offs + np.array([s.root for s in searches], np.int64)  # store indices

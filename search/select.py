@@ -8,8 +8,8 @@ jitter), so that a descent step is one argmax.  Rows are recomputed together, in
 every node a round's backup touched (`refresh`); a virtual loss changes one edge per node on
 the path, and where the value of an edge depends on that edge alone (MC-RAVE with the
 minimum-MSE schedule and no exploration term, the default) only those edges are recomputed
-(`edge_values`, for every path of a round's descents at once; `edge_value` is its one-edge
-reference); otherwise the paths' rows are."""
+(`edge_value` in plain Python for one tree's path, `edge_values` for the paths of many trees
+at once); otherwise the paths' rows are."""
 
 from __future__ import annotations
 
@@ -107,6 +107,16 @@ def refresh(tree: Tree, nodes, params: SearchParams, jitter: np.ndarray) -> None
     it breaks ties without a bias towards A1."""
     nodes = np.asarray(nodes, np.int64)
     tree.value[nodes] = values(tree, nodes, params) + jitter
+
+
+def refresh_path(tree: Tree, nodes: list[int], actions: list[int], params: SearchParams,
+                 jitter: np.ndarray) -> None:
+    """After a change to the edges (nodes[t], actions[t]) of one path alone (a virtual loss)."""
+    if not per_edge(params):
+        refresh(tree, nodes[:len(actions)], params, jitter)
+        return
+    for s, a in zip(nodes, actions):
+        tree.value[s, a] = edge_value(tree, s, a, params) + jitter[a]
 
 
 def q_star(tree: Tree, node: int, params: SearchParams) -> np.ndarray:

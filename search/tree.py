@@ -29,13 +29,15 @@ NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n
 
 
 def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
-    """Zeroed statistics for `rows` nodes (NODE_ARRAYS)."""
+    """Statistics for `rows` nodes (NODE_ARRAYS), all zero: `Tree.add` sets every array of a
+    row when the row becomes a node, so the operating system commits memory only for the rows
+    in use (zeroed pages are mapped on first touch)."""
     shape = (rows, num_actions)
     return {
         "n": np.zeros(shape, np.float32), "w": np.zeros(shape, np.float32),
         "na": np.zeros(shape, np.float32), "wa": np.zeros(shape, np.float32),
-        "prior": np.full(shape, 0.5, np.float32), "value": np.full(shape, -np.inf, np.float32),
-        "legal": np.zeros(shape, bool), "child": np.full(shape, -1, np.int32),
+        "prior": np.zeros(shape, np.float32), "value": np.zeros(shape, np.float32),
+        "legal": np.zeros(shape, bool), "child": np.zeros(shape, np.int32),
         "node_n": np.zeros(rows, np.float32), "sims": np.zeros(rows, np.float32),
         "wins": np.zeros(rows, np.float32), "score": np.zeros(rows, np.float32),
         "to_play": np.zeros(rows, np.int8),
@@ -45,7 +47,7 @@ def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
         # position) or, if a descent reaches it before that, from the host board.
         "legal_ready": np.zeros(rows, bool),
         "over": np.zeros(rows, bool),
-        "parent": np.full(rows, -1, np.int32), "parent_action": np.full(rows, -1, np.int32),
+        "parent": np.zeros(rows, np.int32), "parent_action": np.zeros(rows, np.int32),
     }
 
 
