@@ -369,8 +369,8 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     live = np.flatnonzero(~store.over[node])
     while live.size:
         cold = live[~store.initialised[node[live]]]
-        for j in cold.tolist():  # the root, or a node whose playouts are still on the device
-            searches[j]._initialise(int(node[j] - offs[j]))
+        if cold.size:  # roots, and nodes whose playouts are still on the device
+            _initialise_nodes(searches, store, offs, cold, node[cold])
         a = store.value[node[live]].argmax(1)
         child = store.child[node[live], a]
         for j, aj in zip(live.tolist(), a.tolist()):
@@ -397,6 +397,21 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     if params.virtual_loss:
         _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves
+
+
+def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np.ndarray, nodes: np.ndarray) -> None:
+    """`Search._initialise` of one node (store index) in each search `which` at once: one
+    prior call and one refresh for all (the grandfather prior reads each tree's parents by
+    the tree's own indices: node by node)."""
+    params = searches[0].params
+    if params.prior == "grandfather":
+        for j, n in zip(which.tolist(), nodes.tolist()):
+            searches[j]._initialise(n - int(offs[j]))
+        return
+    for j, n in zip(which.tolist(), nodes.tolist()):
+        searches[j].tree.ensure_legal(n - int(offs[j]))
+    priors.initialise(store, nodes, params)
+    refresh(store, nodes, params, np.stack([searches[j]._jitter for j in which.tolist()]))
 
 
 def _virtual_loss(store, offs: np.ndarray, searches: list[Search], leaves: list[Leaf], amount: float) -> None:
