@@ -11,8 +11,9 @@ An in-process engine has the seed `gojax gtp` would get in that game from `gojax
 (match.seeded: its seed x 100003 + the game) and makes the same decisions (resignation, passing
 on the judged count), so an arena game is the game two `gojax gtp` processes play
 (tests/test_arena.py plays one both ways).  In-process engines share L, K, the playout policy
-and the prior (one device call); their simulations per move may differ.  Openings are not
-supported here (`gojax match --openings`).
+and the prior (one device call); their simulations per move may differ.  Openings
+(`--openings`) are played as `gojax match` plays them: every engine is told the opening's moves
+before the first genmove, and one that rejects a move forfeits.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from gojax.match import (
     counted,
     failure_message,
     finish_game,
+    load_opening,
     load_results,
+    opening_for,
     referee_score,
     seeded,
     start_engine,
@@ -99,6 +102,7 @@ class _Game:
         self.board = Board(cfg.size, cfg.komi)
         self.max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
         self.winner, self.reason, self.ended = None, None, "score"
+        self.opening = opening_for(cfg, index)
         self.think = {BLACK: 0.0, WHITE: 0.0}  # seconds, and moves, per colour
         self.moves = {BLACK: 0, WHITE: 0}
         for color, e in self.engines.items():
@@ -112,10 +116,25 @@ class _Game:
                                                        verbose=False), tree=tree_of[color])
 
     def start(self, cfg: MatchConfig) -> None:
-        """Start the external engines (EngineFailure if one cannot get ready)."""
+        """Start the external engines (EngineFailure if one cannot get ready) and play the
+        opening's moves on every side."""
         for color, cmd in self.commands.items():
             if color not in self.players:
                 self.clients[color] = start_engine(cmd, cfg.size, cfg.komi)
+        if self.opening is None:
+            return
+        for color, point in load_opening(self.opening, cfg.size, cfg.opening_moves):
+            self.board.play(point, color)
+            vertex = self.board.geometry.to_gtp(point)
+            for c in (BLACK, WHITE):
+                if c in self.players:
+                    self.players[c].play(color, point)
+                    continue
+                try:
+                    self.clients[c].send(f"play {_NAMES[color]} {vertex}", timeout=cfg.move_timeout)
+                except GtpEngineError as err:
+                    self.forfeit(c, f"rejected opening move {vertex}: {err}")
+                    return
 
     def close(self) -> None:
         for client in self.clients.values():
@@ -184,6 +203,8 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
               log=sys.stderr) -> dict:
     """Play the games of `cfg` not yet in OUT/results.jsonl, `parallel` at a time; returns the
     summary over all of them (gojax.match.summarize)."""
+    for opening in cfg.openings:  # fail before the first game, not in the middle of the run
+        load_opening(opening, cfg.size, cfg.opening_moves)
     os.makedirs(os.path.join(cfg.out, "games"), exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
@@ -267,6 +288,8 @@ def _record(g: _Game, cfg: MatchConfig) -> dict:
     names = {c: e.name for c, e in g.engines.items()}
     record = {"game": g.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
               "commands": {names[c]: g.commands[c] for c in (BLACK, WHITE)}}
+    if g.opening is not None:
+        record["opening"] = g.opening
     record.update(finish_game(cfg, g.index, g.board, names, g.winner, g.reason, g.ended, score,
                               {names[c]: g.think[c] / max(g.moves[c], 1) for c in (BLACK, WHITE)}))
     return record

@@ -260,8 +260,6 @@ def _add_match(sub):
 
 def _arena_match(cfg, args) -> dict:
     from gojax.arena import ArenaEngine, engine_from_command, run_arena
-    if cfg.openings:
-        raise ValueError("--parallel-games does not play openings: leave out --openings or --parallel-games")
     a, b = engine_from_command(cfg.name_a, cfg.engine_a), engine_from_command(cfg.name_b, cfg.engine_b)
     if not isinstance(a, ArenaEngine) and not isinstance(b, ArenaEngine):
         raise ValueError("--parallel-games needs a `gojax gtp` engine on one side at least")

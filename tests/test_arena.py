@@ -46,13 +46,19 @@ def test_arena_games_are_the_games_of_gtp_processes(tmp_path):
     assert [r["game"] for r in load_results(str(tmp_path / "arena" / "results.jsonl"))] == [0, 1, 2]
 
 
-def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path):
+@pytest.mark.parametrize("opening", [False, True])
+def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path, opening):
     """gojax's moves batched in one forest, GNU Go in a process per game: the same games, move
-    for move, as `gojax match` between two processes (both engines are deterministic for a seed)."""
+    for move, as `gojax match` between two processes (both engines are deterministic for a seed);
+    with an opening too, each engine told its moves first."""
     referee = f"{gnugo_path()} --mode gtp --chinese-rules"
     gnugo = f"{gnugo_path()} --mode gtp --level 1 --chinese-rules"
+    openings = ()
+    if opening:
+        (tmp_path / "open.sgf").write_text("(;FF[4]GM[1]SZ[5]KM[3.5];B[cc];W[bd])")
+        openings = (str(tmp_path / "open.sgf"),)
     cfg = MatchConfig(engine_a=gtp(32), engine_b=gnugo, games=2, size=5, komi=3.5, out=str(tmp_path / "gtp"),
-                      gnugo=referee, name_a="gojax-32", name_b="gnugo")
+                      gnugo=referee, name_a="gojax-32", name_b="gnugo", openings=openings)
     run_match(cfg, progress=False, jobs=2)
     arena_cfg = dataclasses.replace(cfg, out=str(tmp_path / "arena"))
     a, b = engine_from_command("gojax-32", gtp(32)), engine_from_command("gnugo", gnugo)
@@ -65,6 +71,9 @@ def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path):
         assert moves_of(tmp_path / "arena", by_arena[game]) == moves_of(tmp_path / "gtp", by_gtp[game])
         assert by_arena[game]["result"] == by_gtp[game]["result"]
         assert by_arena[game]["commands"]["gnugo"] == by_gtp[game]["commands"]["gnugo"]  # the same per-game seed
+        assert by_arena[game].get("opening") == by_gtp[game].get("opening") == (openings[0] if opening else None)
+        if opening:
+            assert moves_of(tmp_path / "arena", by_arena[game])[:2] == [(1, 12), (2, 6)]  # C3, B2
 
 
 BROKEN = f"{sys.executable} {pathlib.Path(__file__).parent / 'engines' / 'broken_engine.py'}"
