@@ -8,15 +8,21 @@ the recorded results at once.  The search is deterministic given those results, 
 builds the same tree (checked), and its wall time is host work only, on one thread.
 
     python bench/host_replay.py [--simulations 3000] [--leaves 8] [--playouts-per-leaf 4] [--replays 5]
+                                [--trees G] [--profile N]
 
-Reports the median replay time per search and per leaf.  Compare two checkouts by running it in
-each, alternating.
+Reports the median replay time per search and per leaf.  `--trees G` replays forests of G trees
+(as `gojax bench --search --trees G` builds them) instead of lone searches; `--profile N` prints
+the N functions with the most cumulative time over one more replay.  Compare two checkouts by
+running it in each, alternating.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import cProfile
+import dataclasses
+import pstats
 import statistics
 import time
 
@@ -24,7 +30,7 @@ import jax
 
 from gojax.bench import bench_positions
 from gojax.search.device import Simulator
-from gojax.search.mcts import Search
+from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
 
 
@@ -63,28 +69,50 @@ def main() -> None:
     ap.add_argument("--leaves", type=int, default=8)
     ap.add_argument("--playouts-per-leaf", type=int, default=4)
     ap.add_argument("--replays", type=int, default=5)
+    ap.add_argument("--trees", type=int, default=1, help="G: replay forests of G trees")
+    ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     args = ap.parse_args()
     params = SearchParams(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf)
-    recorded = []
-    for pos in bench_positions(args.board):
-        sim = RecordingSimulator(params)
-        res = Search(pos, params, sim).run(simulations=args.simulations, stop_early=False)
-        recorded.append((pos, sim.results, res.nodes, res.move))
-    times = []
-    for _ in range(args.replays):
-        for pos, results, nodes, move in recorded:
-            t0 = time.perf_counter()
-            res = Search(pos, params, ReplaySimulator(params, results)).run(simulations=args.simulations,
-                                                                          stop_early=False)
-            times.append(time.perf_counter() - t0)
-            if (res.nodes, res.move) != (nodes, move):
-                raise SystemExit(f"replay diverged: {res.nodes} nodes, move {res.move} (recorded {nodes}, {move})")
-    per_search = statistics.median(times)
-    leaves = args.simulations / args.playouts_per_leaf
-    print(f"{args.board}x{args.board}, {args.simulations} simulations, L{args.leaves} x K{args.playouts_per_leaf}: "
-          f"host work {per_search:.3f} s per search (median of {len(times)}), "
-          f"{1e3 * per_search / leaves:.3f} ms per leaf; nodes {[r[2] for r in recorded]}")
+    positions = bench_positions(args.board)
+    if args.trees > 1:
+        boards = [positions[g % len(positions)] for g in range(args.trees)]
+        plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(args.trees)]
+        cases = [(boards, plist)]
+    else:
+        cases = [([pos], [params]) for pos in positions]
 
+    def search(boards, plist, sim):
+        forest = Forest(boards, plist, sim)
+        results = forest.run(args.simulations, stop_early=False)
+        return [(r.nodes, r.move) for r in results], forest.last_timing["host_cpu_seconds"]
+
+    recorded = []
+    for boards, plist in cases:
+        sim = RecordingSimulator(params)
+        recorded.append((boards, plist, sim.results, search(boards, plist, sim)[0]))
+    times, cpus = [], []
+    for _ in range(args.replays):
+        for boards, plist, results, outcome in recorded:
+            t0 = time.perf_counter()
+            replayed, cpu = search(boards, plist, ReplaySimulator(params, results))
+            times.append(time.perf_counter() - t0)
+            cpus.append(cpu)
+            if replayed != outcome:
+                raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
+    per_case = statistics.median(times)
+    leaves = args.trees * args.simulations / args.playouts_per_leaf
+    print(f"{args.board}x{args.board}, G={args.trees}, {args.simulations} simulations per tree, "
+          f"L{args.leaves} x K{args.playouts_per_leaf}: host work {per_case:.3f} s per "
+          f"{'forest' if args.trees > 1 else 'search'} (median of {len(times)}), "
+          f"{1e3 * per_case / leaves:.3f} ms per leaf; the search loop's CPU alone (as `gojax bench` "
+          f"counts it) {1e3 * statistics.median(cpus) / leaves:.3f} ms per leaf; "
+          f"nodes {[o[0] for o in recorded[0][3][:4]]}")
+    if args.profile:
+        boards, plist, results, _ = recorded[0]
+        prof = cProfile.Profile()
+        prof.runcall(search, boards, plist, ReplaySimulator(params, results))
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
 
 if __name__ == "__main__":
     main()

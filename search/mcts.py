@@ -24,7 +24,7 @@ from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
 from gojax.search.device import Simulator
 from gojax.search.params import SearchParams
 from gojax.search.select import edge_values, per_edge, q_star, refresh, refresh_path
-from gojax.search.tree import Tree
+from gojax.search.tree import Tree, start_rows
 
 
 @dataclasses.dataclass
@@ -258,9 +258,10 @@ class Search:
         lead_black = np.divide(tree.score[np.maximum(kids, 0)], kid_sims,
                                out=np.full(tree.num_actions, np.nan, np.float32), where=kid_sims > 0)
         sign = 1.0 if mover_black else -1.0
-        stats = [MoveStats(None if a == tree.pass_action else int(a), int(round(visits[a])), float(mine(q_mc_black[a])),
-                           float(mine(q_am_black[a])), float(qs[a]), float(tree.prior[root, a]),
-                           float(sign * lead_black[a])) for a in legal]
+        columns = zip(legal.tolist(), np.rint(visits[legal]).astype(np.int64).tolist(), mine(q_mc_black[legal]).tolist(),
+                      mine(q_am_black[legal]).tolist(), np.asarray(qs)[legal].tolist(), tree.prior[root, legal].tolist(),
+                      (sign * lead_black[legal]).tolist())
+        stats = [MoveStats(None if a == tree.pass_action else a, *rest) for a, *rest in columns]
         stats.sort(key=lambda m: (-m.visits, -m.q_star))
         if params.final_move == "value":
             best = max(stats, key=lambda m: m.q_star)
@@ -294,10 +295,13 @@ class Search:
 
     def _depth(self) -> int:
         n = self.tree.num_nodes
+        parent = self.tree.parent[:n]
         depth = np.zeros(n, np.int32)
-        for i in range(1, n):  # parents come before children
-            par = self.tree.parent[i]
-            depth[i] = depth[par] + 1 if par >= 0 else 0
+        for _ in range(n):  # one level more per pass, until no depth changes
+            deeper = np.where(parent >= 0, depth[np.maximum(parent, 0)] + 1, 0)
+            if np.array_equal(deeper, depth):
+                break
+            depth = deeper
         return int(depth.max()) if n else 0
 
 
@@ -383,7 +387,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         for j, c in zip(live.tolist(), child[has].tolist()):
             paths[j].append(c)
         live = live[~store.over[node[live]]]
-    leaves = []
+    leaves, new = [], ([], [], [], [])  # the new nodes: search, node, parent, action
     for j, s in enumerate(searches):
         tree = s.tree
         board = tree.boards[paths[j][-1]]
@@ -392,8 +396,14 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
-                paths[j].append(tree.add(board, paths[j][-1], a, lazy=True))
+                for column, x in zip(new, (j, tree.reserve(board), paths[j][-1], a)):
+                    column.append(x)
+                paths[j].append(new[1][-1])
         leaves.append(Leaf(paths[j], actions[j], board))
+    if new[0]:  # Tree.add(..., lazy=True) for all of them at once
+        which, nodes = np.asarray(new[0], np.int64), np.asarray(new[1], np.int64)
+        start_rows(store, nodes + offs[which], [leaves[j].board for j in new[0]], np.asarray(new[2], np.int64),
+                   np.asarray(new[3], np.int64), offs[which])
     if params.virtual_loss:
         _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves

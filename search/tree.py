@@ -20,6 +20,8 @@ Bytes per node: 29 * (P + 1) + 28, plus the host board the node keeps (about 1-2
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from gojax.kernels.host import Board
@@ -28,26 +30,36 @@ NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n
                "parent", "parent_action", "initialised", "legal_ready", "over")  # every per-node array, indexed [node, ...]
 
 
+def _zeros(shape: tuple, dtype) -> np.ndarray:
+    """np.zeros on an anonymous mapping in small pages: numpy asks for transparent huge pages on
+    large arrays, and then the first node of each tree commits (and zeroes) 2 MB per array."""
+    count = int(np.prod(shape))
+    block = mmap.mmap(-1, max(count * np.dtype(dtype).itemsize, 1))
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        block.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(block, dtype, count=count).reshape(shape)
+
+
 def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
     """Statistics for `rows` nodes (NODE_ARRAYS), all zero: `Tree.add` sets every array of a
-    row when the row becomes a node, so the operating system commits memory only for the rows
-    in use (zeroed pages are mapped on first touch)."""
+    row when the row becomes a node, so the operating system commits memory only for the pages
+    of rows in use (zeroed pages are mapped on first touch)."""
     shape = (rows, num_actions)
     return {
-        "n": np.zeros(shape, np.float32), "w": np.zeros(shape, np.float32),
-        "na": np.zeros(shape, np.float32), "wa": np.zeros(shape, np.float32),
-        "prior": np.zeros(shape, np.float32), "value": np.zeros(shape, np.float32),
-        "legal": np.zeros(shape, bool), "child": np.zeros(shape, np.int32),
-        "node_n": np.zeros(rows, np.float32), "sims": np.zeros(rows, np.float32),
-        "wins": np.zeros(rows, np.float32), "score": np.zeros(rows, np.float32),
-        "to_play": np.zeros(rows, np.int8),
+        "n": _zeros(shape, np.float32), "w": _zeros(shape, np.float32),
+        "na": _zeros(shape, np.float32), "wa": _zeros(shape, np.float32),
+        "prior": _zeros(shape, np.float32), "value": _zeros(shape, np.float32),
+        "legal": _zeros(shape, bool), "child": _zeros(shape, np.int32),
+        "node_n": _zeros(rows, np.float32), "sims": _zeros(rows, np.float32),
+        "wins": _zeros(rows, np.float32), "score": _zeros(rows, np.float32),
+        "to_play": _zeros(rows, np.int8),
         # heuristic prior added (at its first backup, or first descent)
-        "initialised": np.zeros(rows, bool),
+        "initialised": _zeros(rows, bool),
         # legal[i] filled: at the node's first backup (from the device's masks for the leaf
         # position) or, if a descent reaches it before that, from the host board.
-        "legal_ready": np.zeros(rows, bool),
-        "over": np.zeros(rows, bool),
-        "parent": np.zeros(rows, np.int32), "parent_action": np.zeros(rows, np.int32),
+        "legal_ready": _zeros(rows, bool),
+        "over": _zeros(rows, bool),
+        "parent": _zeros(rows, np.int32), "parent_action": _zeros(rows, np.int32),
     }
 
 
@@ -86,26 +98,17 @@ class Tree:
     def add(self, board: Board, parent: int, action: int, lazy: bool = False) -> int:
         """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
         legal mask is left for `set_legal` / `ensure_legal`: most leaves get it from the device."""
-        i = self.num_nodes
-        self.num_nodes += 1
-        for arr in (self.n, self.w, self.na, self.wa):
-            arr[i] = 0.0
-        self.prior[i] = 0.5
-        self.value[i] = -np.inf
-        self.child[i] = -1
-        self.node_n[i] = self.sims[i] = self.wins[i] = self.score[i] = 0.0
-        self.initialised[i] = False
-        self.legal[i] = False
-        self.legal_ready[i] = False
-        self.boards[i] = board
-        self.over[i] = board.game_over
+        i = self.reserve(board)
+        start_rows(self, np.array([i]), [board], np.array([parent]), np.array([action]), np.zeros(1, np.int64))
         if not lazy:
             self.ensure_legal(i)
-        self.to_play[i] = board.to_play
-        self.parent[i] = parent
-        self.parent_action[i] = action
-        if parent >= 0:
-            self.child[parent, action] = i
+        return i
+
+    def reserve(self, board: Board) -> int:
+        """The next free node, holding `board`; `start_rows` then sets its statistics."""
+        i = self.num_nodes
+        self.num_nodes += 1
+        self.boards[i] = board
         return i
 
     def ensure_legal(self, i: int) -> None:
@@ -149,6 +152,27 @@ class Tree:
         self.boards = boards + [None] * (self.capacity - k)
         self.num_nodes = k
         return 0
+
+
+def start_rows(store, rows: np.ndarray, boards: list[Board], parent: np.ndarray, action: np.ndarray,
+               offset: np.ndarray) -> None:
+    """Rows `rows` of a Tree's or TreeStack's arrays become new nodes with zero statistics, one
+    per board, each the child of `parent` (the tree's own index; -1 for a root) by `action`;
+    `offset` turns a tree's own indices into the store's."""
+    for arr in (store.n, store.w, store.na, store.wa, store.node_n, store.sims, store.wins, store.score):
+        arr[rows] = 0.0
+    store.prior[rows] = 0.5
+    store.value[rows] = -np.inf
+    store.child[rows] = -1
+    store.initialised[rows] = False
+    store.legal[rows] = False
+    store.legal_ready[rows] = False
+    store.over[rows] = [b.game_over for b in boards]
+    store.to_play[rows] = [b.to_play for b in boards]
+    store.parent[rows] = parent
+    store.parent_action[rows] = action
+    has = parent >= 0
+    store.child[parent[has] + offset[has], action[has]] = rows[has] - offset[has]
 
 
 class TreeStack:
