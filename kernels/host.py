@@ -36,6 +36,21 @@ def zobrist_table(num_points: int) -> np.ndarray:
     return rng.integers(1, 2**63, size=(3, num_points), dtype=np.uint64)
 
 
+def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
+    """The chain through stone p if it has no liberty, else [] (the fill stops at the first
+    liberty: most chains next to a move have one at hand)."""
+    color, chain, todo = stones[p], {p}, [p]
+    while todo:
+        for r in nbrs[todo.pop()]:
+            s = stones[r]
+            if s == EMPTY:
+                return []
+            if s == color and r not in chain:
+                chain.add(r)
+                todo.append(r)
+    return sorted(chain)
+
+
 class Board:
     """A Go position plus the history needed for positional superko.
 
@@ -185,16 +200,15 @@ class Board:
         stones = self.stones.copy()
         stones[p] = color
         h = self.hash ^ z[color, p]
+        after, nbrs, opp = stones.tolist(), self.geometry.neighbors, opponent(color)
         captured: list[int] = []
-        for q in self.geometry.neighbors[p]:
-            if stones[q] == opponent(color) and q not in captured:
-                group, libs = Board._group_of(stones, self.geometry, q)
-                if not libs:
-                    captured.extend(group)
-        for q in captured:
-            h ^= z[stones[q], q]
-            stones[q] = EMPTY
-        if not captured and not Board._group_of(stones, self.geometry, p)[1]:
+        for q in nbrs[p]:
+            if after[q] == opp and q not in captured:
+                captured.extend(_dead_chain(after, nbrs, q))
+        if captured:
+            stones[captured] = EMPTY
+            h ^= np.bitwise_xor.reduce(z[opp, captured])
+        elif _dead_chain(after, nbrs, p):
             raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
         return stones, captured, h
 

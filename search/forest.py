@@ -145,15 +145,15 @@ class Forest:
                 if round_ is None:
                     break
                 pending = round_
+            seconds = time.perf_counter() - t_start
+            cpu = time.thread_time() - cpu_start
+            self.last_timing = {"seconds": seconds, "host_seconds": run.host, "host_cpu_seconds": cpu,
+                                "device_wait_seconds": run.wait, "simulations": sum(run.done)}
+            return [s.result(run.done[t], seconds, run.host, cpu, run.wait, run.own[t] / max(run.done[t], 1),
+                             run.caps[t]) for t, s in enumerate(self.searches)]
         finally:
             if collecting:
                 gc.enable()
-        seconds = time.perf_counter() - t_start
-        cpu = time.thread_time() - cpu_start
-        self.last_timing = {"seconds": seconds, "host_seconds": run.host, "host_cpu_seconds": cpu,
-                            "device_wait_seconds": run.wait, "simulations": sum(run.done)}
-        return [s.result(run.done[t], seconds, run.host, cpu, run.wait, run.own[t] / max(run.done[t], 1), run.caps[t])
-                for t, s in enumerate(self.searches)]
 
     def _searching(self, run: _Progress, t: int, in_flight: int) -> bool:
         """Does tree t play another round?  Not once its budget is launched, its move is decided
@@ -197,7 +197,7 @@ class Forest:
         groups: dict = {}
         for t in trees:
             key = self.searches[t].batch_key
-            groups.setdefault(("own", t) if key is None else key, []).append(t)
+            groups.setdefault(("own", t) if key is None else id(key), []).append(t)
         return groups
 
     def _submit(self, leaves: list[list[Leaf] | None]):

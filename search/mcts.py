@@ -24,7 +24,7 @@ from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
 from gojax.search.device import Simulator
 from gojax.search.params import SearchParams
 from gojax.search.select import edge_values, per_edge, q_star, refresh, refresh_path
-from gojax.search.tree import Tree, start_rows
+from gojax.search.tree import Tree, set_legal_rows, start_rows
 
 
 @dataclasses.dataclass
@@ -88,7 +88,9 @@ class Search:
         self.tree = tree or Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
         # Searches whose trees share a stack and whose params differ at most in the seed are
         # backed up together (back_up_trees).
-        self.batch_key = (id(self.tree.stack), dataclasses.replace(params, seed=0)) if self.tree.stack else None
+        # One key object per stack and params (TreeStack.intern): compared by identity per round.
+        self.batch_key = self.tree.stack.intern((id(self.tree.stack), dataclasses.replace(params, seed=0))) \
+            if self.tree.stack else None
         rng = np.random.default_rng(params.seed)
         self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
         self._new_root(board)
@@ -315,21 +317,26 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
-    rows, paths, fresh, fresh_rows = [], [], [], []
+    rows, paths, new_nodes, new_rows, new_boards, new_legal = [], [], [], [], [], []
     for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
-        tree = s.tree
+        ready = s.tree.legal_ready
         for i, leaf in enumerate(ls):
             row = start + i
             new = leaf.nodes[-1]
-            if len(leaf.nodes) > len(leaf.actions) and not tree.legal_ready[new]:
+            if len(leaf.nodes) > len(leaf.actions) and not ready[new]:
                 # The new node's legal moves: the device's masks for the leaf position, less superko.
-                tree.set_legal(new, leaf.board.superko_filter(r.start_legal[row], r.start_capture[row]))
-                if not tree.initialised[new]:
-                    fresh.append(new + off)
-                    fresh_rows.append(row)
+                new_nodes.append(new + off)
+                new_rows.append(row)
+                new_boards.append(leaf.board)
+                new_legal.append(leaf.board.superko_filter(r.start_legal[row], r.start_capture[row]))
             paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
             rows.append(row)
-    if fresh and first._batch_priors(r):
+    fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
+    if len(fresh):
+        set_legal_rows(store, fresh, new_boards, new_legal, first.tree.pass_always)
+        cold = ~store.initialised[fresh]
+        fresh, fresh_rows = fresh[cold], fresh_rows[cold]
+    if len(fresh) and first._batch_priors(r):
         # Their priors now, all at once (the refresh below covers them: they are on the paths).
         priors.initialise(store, fresh, params, None if r.start_prior is None else r.start_prior[fresh_rows])
     idx = np.asarray(rows, np.int64)
@@ -352,7 +359,7 @@ def _store(searches: list[Search]):
     first = searches[0]
     if len(searches) == 1:
         return first.tree, np.zeros(1, np.int64)
-    if first.batch_key is None or any(s.batch_key != first.batch_key for s in searches):
+    if first.batch_key is None or any(s.batch_key is not first.batch_key for s in searches):
         raise ValueError("searches worked on together share a tree stack and their params but the seed")
     return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
 

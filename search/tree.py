@@ -117,15 +117,7 @@ class Tree:
             self.set_legal(i, self.boards[i].legal_points())
 
     def set_legal(self, i: int, points: list[int]) -> None:
-        board = self.boards[i]
-        self.legal[i] = False
-        self.legal[i, points] = True
-        # Without pass_always, pass joins the tree only where it can end the game or every legal
-        # move fills an own eye (the playout policy's rule): it saves the simulations spent on
-        # pass nodes, but the tree then cannot see that passing beats a self-atari.
-        if self.pass_always or board.passes >= 1 or board.eye_mask(board.to_play)[points].all():
-            self.legal[i, self.pass_action] = True
-        self.legal_ready[i] = True
+        set_legal_rows(self, np.array([i]), [self.boards[i]], [points], self.pass_always)
 
     def visits(self, i: int, prior_count: float) -> np.ndarray:
         """[A] MC visits of node i's actions without the prior's equivalent experience."""
@@ -175,6 +167,19 @@ def start_rows(store, rows: np.ndarray, boards: list[Board], parent: np.ndarray,
     store.child[parent[has] + offset[has], action[has]] = rows[has] - offset[has]
 
 
+def set_legal_rows(store, rows: np.ndarray, boards: list[Board], points: list[list[int]], pass_always: bool) -> None:
+    """Fill the legal masks of store rows `rows` (nodes of `boards`) with their legal points.
+    Without pass_always, pass joins the tree only where it can end the game or every legal move
+    fills an own eye (the playout policy's rule): it saves the simulations spent on pass nodes,
+    but the tree then cannot see that passing beats a self-atari."""
+    store.legal[rows] = False
+    counts = [len(p) for p in points]
+    store.legal[np.repeat(rows, counts), np.fromiter((q for p in points for q in p), np.int64, sum(counts))] = True
+    passes = [pass_always or b.passes >= 1 or b.eye_mask(b.to_play)[p].all() for b, p in zip(boards, points)]
+    store.legal[rows[np.asarray(passes, bool)], store.pass_action] = True
+    store.legal_ready[rows] = True
+
+
 class TreeStack:
     """The node arrays of `count` trees of one size and capacity in one block: tree g owns rows
     g * capacity .. (g + 1) * capacity - 1.  Functions that take a tree and node indices
@@ -190,6 +195,11 @@ class TreeStack:
             setattr(self, name, arr)
         self.trees = [Tree(size, capacity, pass_always, self, g) for g in range(count)]
         self.boards = _StackBoards(self)
+        self._keys: dict = {}
+
+    def intern(self, key):
+        """The one object equal to `key` among those asked for: its users compare keys by identity."""
+        return self._keys.setdefault(key, key)
 
 
 class _StackBoards:
