@@ -273,7 +273,7 @@ class Board:
             plain = points[~capture[points]]
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
             repeats |= {p for p, h in zip(plain.tolist(), after.tolist()) if h in seen}
-        return [p for p in points.tolist() if p not in repeats]
+        return [p for p in points.tolist() if p not in repeats] if repeats else points.tolist()
 
     def _plain_moves_are_new(self) -> bool:
         """A move that captures nothing leaves one stone more than now; when no earlier position

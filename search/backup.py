@@ -57,6 +57,34 @@ def _path_credits(actions: list[int], m: int, rule: str, pass_action: int):
     return credited, excluded
 
 
+def _first_credits(leaves: list[Leaf], pass_action: int):
+    """`_path_credits` with rule "first" for every leaf at once, as (pair, point) index arrays
+    where pair counts the leaves' path nodes in order: s_t of leaf i is pair base_i + t.
+    Point a_u (u >= t) is the first play of its point since s_t when its previous play (if
+    any) came before t; it is excluded at s_t, and credited when s_t's mover played it."""
+    n = len(leaves)
+    depth = max((len(leaf.actions) for leaf in leaves), default=0)
+    if not depth:
+        return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
+    acts = np.full((n, depth), -1, np.int64)
+    for i, leaf in enumerate(leaves):
+        acts[i, :len(leaf.actions)] = leaf.actions
+    acts[acts == pass_action] = -1
+    m = np.array([len(leaf.nodes) for leaf in leaves], np.int64)
+    base = np.concatenate([[0], np.cumsum(m)[:-1]])
+    steps = np.arange(depth)
+    # prev[i, u]: the last u' < u that played acts[i, u]'s point, or -1.
+    same = (acts[:, :, None] == acts[:, None, :]) & (steps[:, None] < steps[None, :])  # [n, u', u]
+    prev = np.where(same.any(1), depth - 1 - np.argmax(same[:, ::-1, :], axis=1), -1)
+    t, u = steps[:, None], steps[None, :]
+    first = (t <= u) & (acts[:, None, :] >= 0) & (prev[:, None, :] < t) & (t < m[:, None, None])  # [n, t, u]
+    li, ti, ui = np.nonzero(first)
+    excluded = (base[li] + ti, acts[li, ui])
+    mine = (ui - ti) % 2 == 0
+    credited = (excluded[0][mine], excluded[1][mine])
+    return credited, excluded
+
+
 def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0) -> None:
     """Count `amount` lost simulations for the mover on every tree edge of the path."""
     for s, a in zip(leaf.nodes, leaf.actions):
@@ -103,11 +131,14 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
         if len(leaf.nodes) > t_edges:  # the new node: its edge is each playout's own first move
             new_node.append(leaf.nodes[-1])
             new_leaf.append(i)
-        (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
-        cred_pair += [base + t for t in ct]
-        cred_point += ca
-        excl_pair += [base + t for t in et]
-        excl_point += ea
+        if rule != "first":
+            (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
+            cred_pair += [base + t for t in ct]
+            cred_point += ca
+            excl_pair += [base + t for t in et]
+            excl_point += ea
+    if rule == "first":
+        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(leaves, p)
     s = np.asarray(pair_node, np.int64)
     li = np.asarray(pair_leaf, np.int64)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
