@@ -264,16 +264,22 @@ class Board:
     def superko_filter(self, legal: np.ndarray, capture: np.ndarray) -> list[int]:
         """`legal_points()` from the device's masks for this position (bool [P] each: legal
         under simple ko, and legal AND capturing): drops the moves that repeat an earlier
-        position.  The Zobrist hash after each move is one XOR for a plain move; a capture is
-        played out with `try_move` to know which stones leave."""
-        points = np.flatnonzero(legal)
+        position."""
+        repeats = self.superko_repeats(legal, capture)
+        points = np.flatnonzero(legal).tolist()
+        return [p for p in points if p not in repeats] if repeats else points
+
+    def superko_repeats(self, legal: np.ndarray, capture: np.ndarray) -> set[int]:
+        """The points of the device's `legal` mask that repeat an earlier position.  The Zobrist
+        hash after each move is one XOR for a plain move; a capture is played out with
+        `try_move` to know which stones leave."""
         seen, color = self.seen, self.to_play
-        repeats = {p for p in points[capture[points]].tolist() if int(self.try_move(p, color)[2]) in seen}
+        repeats = {p for p in np.flatnonzero(legal & capture).tolist() if int(self.try_move(p, color)[2]) in seen}
         if not self._plain_moves_are_new():
-            plain = points[~capture[points]]
+            plain = np.flatnonzero(legal & ~capture)
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
             repeats |= {p for p, h in zip(plain.tolist(), after.tolist()) if h in seen}
-        return [p for p in points.tolist() if p not in repeats] if repeats else points.tolist()
+        return repeats
 
     def _plain_moves_are_new(self) -> bool:
         """A move that captures nothing leaves one stone more than now; when no earlier position

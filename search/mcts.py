@@ -328,12 +328,15 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
                 new_nodes.append(new + off)
                 new_rows.append(row)
                 new_boards.append(leaf.board)
-                new_legal.append(leaf.board.superko_filter(r.start_legal[row], r.start_capture[row]))
+                new_legal.append(leaf.board.superko_repeats(r.start_legal[row], r.start_capture[row]))
             paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
             rows.append(row)
     fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
     if len(fresh):
-        set_legal_rows(store, fresh, new_boards, new_legal, first.tree.pass_always)
+        legal = np.asarray(r.start_legal[fresh_rows], bool)  # copied: the superko repeats come off
+        for i, repeats in enumerate(new_legal):
+            legal[i, list(repeats)] = False
+        set_legal_rows(store, fresh, new_boards, legal, first.tree.pass_always)
         cold = ~store.initialised[fresh]
         fresh, fresh_rows = fresh[cold], fresh_rows[cold]
     if len(fresh) and first._batch_priors(r):

@@ -117,7 +117,9 @@ class Tree:
             self.set_legal(i, self.boards[i].legal_points())
 
     def set_legal(self, i: int, points: list[int]) -> None:
-        set_legal_rows(self, np.array([i]), [self.boards[i]], [points], self.pass_always)
+        mask = np.zeros((1, self.pass_action), bool)
+        mask[0, points] = True
+        set_legal_rows(self, np.array([i]), [self.boards[i]], mask, self.pass_always)
 
     def visits(self, i: int, prior_count: float) -> np.ndarray:
         """[A] MC visits of node i's actions without the prior's equivalent experience."""
@@ -167,16 +169,15 @@ def start_rows(store, rows: np.ndarray, boards: list[Board], parent: np.ndarray,
     store.child[parent[has] + offset[has], action[has]] = rows[has] - offset[has]
 
 
-def set_legal_rows(store, rows: np.ndarray, boards: list[Board], points: list[list[int]], pass_always: bool) -> None:
-    """Fill the legal masks of store rows `rows` (nodes of `boards`) with their legal points.
-    Without pass_always, pass joins the tree only where it can end the game or every legal move
-    fills an own eye (the playout policy's rule): it saves the simulations spent on pass nodes,
-    but the tree then cannot see that passing beats a self-atari."""
-    store.legal[rows] = False
-    counts = [len(p) for p in points]
-    store.legal[np.repeat(rows, counts), np.fromiter((q for p in points for q in p), np.int64, sum(counts))] = True
-    passes = [pass_always or b.passes >= 1 or b.eye_mask(b.to_play)[p].all() for b, p in zip(boards, points)]
-    store.legal[rows[np.asarray(passes, bool)], store.pass_action] = True
+def set_legal_rows(store, rows: np.ndarray, boards: list[Board], points: np.ndarray, pass_always: bool) -> None:
+    """Fill the legal masks of store rows `rows` (nodes of `boards`) from `points`, bool
+    [len(rows), P]: the legal points of each.  Without pass_always, pass joins the tree only
+    where it can end the game or every legal move fills an own eye (the playout policy's rule):
+    it saves the simulations spent on pass nodes, but the tree then cannot see that passing
+    beats a self-atari."""
+    store.legal[rows, :store.pass_action] = points
+    passes = [pass_always or b.passes >= 1 or b.eye_mask(b.to_play)[m].all() for b, m in zip(boards, points)]
+    store.legal[rows, store.pass_action] = passes
     store.legal_ready[rows] = True
 
 
