@@ -352,6 +352,11 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
         by_slot[offs // store.capacity] = np.arange(len(searches))
         owner = by_slot[touched // store.capacity]
     refresh(store, touched, params, np.stack([s._jitter for s in searches])[owner])
+    counts = {len(ls) for ls in leaves}
+    if len(counts) == 1:  # every search sent as many leaves: one sum for all
+        at = np.asarray(starts, np.int64)[:, None] + np.arange(counts.pop())
+        own, caps = (r.ownership[at] * k).sum(axis=1), r.cap_hit[at].reshape(len(at), -1).sum(axis=1).tolist()
+        return list(zip(own, caps))
     return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
             for ls, start in zip(leaves, starts)]
 
