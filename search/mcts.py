@@ -418,7 +418,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     if new[0]:  # Tree.add(..., lazy=True) for all of them at once
         which, nodes = np.asarray(new[0], np.int64), np.asarray(new[1], np.int64)
         start_rows(store, nodes + offs[which], [leaves[j].board for j in new[0]], np.asarray(new[2], np.int64),
-                   np.asarray(new[3], np.int64), offs[which])
+                   np.asarray(new[3], np.int64), nodes, offs[which])
     if params.virtual_loss:
         _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves

@@ -99,7 +99,7 @@ class Tree:
         """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
         legal mask is left for `set_legal` / `ensure_legal`: most leaves get it from the device."""
         i = self.reserve(board)
-        start_rows(self, np.array([i]), [board], np.array([parent]), np.array([action]), np.zeros(1, np.int64))
+        start_rows(self, i, [board], parent, action, i)
         if not lazy:
             self.ensure_legal(i)
         return i
@@ -148,11 +148,12 @@ class Tree:
         return 0
 
 
-def start_rows(store, rows: np.ndarray, boards: list[Board], parent: np.ndarray, action: np.ndarray,
-               offset: np.ndarray) -> None:
+def start_rows(store, rows, boards: list[Board], parent, action, own, offset=0) -> None:
     """Rows `rows` of a Tree's or TreeStack's arrays become new nodes with zero statistics, one
-    per board, each the child of `parent` (the tree's own index; -1 for a root) by `action`;
-    `offset` turns a tree's own indices into the store's."""
+    per board: node `own` (its tree's index) is the child by `action` of its tree's node
+    `parent` (-1 for a root); `offset` turns a tree's indices into the store's.  All of rows,
+    parent, action, own and offset are ints (one node: scalar writes, the lone search's path)
+    or index arrays of one length (a round's new nodes in several trees)."""
     for arr in (store.n, store.w, store.na, store.wa, store.node_n, store.sims, store.wins, store.score):
         arr[rows] = 0.0
     store.prior[rows] = 0.5
@@ -161,12 +162,17 @@ def start_rows(store, rows: np.ndarray, boards: list[Board], parent: np.ndarray,
     store.initialised[rows] = False
     store.legal[rows] = False
     store.legal_ready[rows] = False
-    store.over[rows] = [b.game_over for b in boards]
-    store.to_play[rows] = [b.to_play for b in boards]
+    one = isinstance(rows, int)
+    store.over[rows] = boards[0].game_over if one else [b.game_over for b in boards]
+    store.to_play[rows] = boards[0].to_play if one else [b.to_play for b in boards]
     store.parent[rows] = parent
     store.parent_action[rows] = action
-    has = parent >= 0
-    store.child[parent[has] + offset[has], action[has]] = rows[has] - offset[has]
+    if one:
+        if parent >= 0:
+            store.child[parent + offset, action] = own
+    else:
+        has = parent >= 0
+        store.child[(parent + offset)[has], action[has]] = own[has]
 
 
 def set_legal_rows(store, rows: np.ndarray, boards: list[Board], points: np.ndarray, pass_always: bool) -> None:
