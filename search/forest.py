@@ -14,11 +14,13 @@ trees stop at different times (a budget met, a game over) without costing playou
 forest compiles at most log2 G + 1 shapes.  Trees whose params differ only in the seed keep
 their arrays side by side in one TreeStack (search/tree.py), and the host work of a round is
 array operations over all of them (search/mcts.descend_trees, back_up_trees): each of the L
-descents is one argmax per tree level for every tree, then the virtual loss on every path at
-once; the backup, the new nodes' priors and the refresh of their values are one call each.
-What stays a Python loop is per leaf: playing the leaf's move on its host board, the new
-node, its superko filter.  `gojax bench --search --trees G` reports the host's cost per leaf
-beside the aggregate rate.  Contextual Monte-Carlo keeps one tree's tables on the device: a
+descents is one argmax per tree level for every tree, then the new nodes and the virtual loss
+on every path at once; the new nodes' legal masks, their priors, the backup with its AMAF
+credits and the refresh of the touched values are one call each.  What stays a Python loop is
+per leaf: playing the leaf's move on a copy of its host board and its superko check; and the
+priors of nodes a descent reaches while their own playouts are still on the device, which the
+host computes from its boards.  `gojax bench --search --trees G` reports the host's cost per
+leaf beside the aggregate rate; `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps one tree's tables on the device: a
 forest of one only.
 """
 
