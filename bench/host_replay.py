@@ -114,5 +114,6 @@ def main() -> None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
         pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
 
+
 if __name__ == "__main__":
     main()

@@ -317,7 +317,7 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
-    rows, paths, new_nodes, new_rows, new_boards, new_legal = [], [], [], [], [], []
+    rows, paths, new_nodes, new_rows, new_boards, repeats = [], [], [], [], [], []
     for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
         ready = s.tree.legal_ready
         for i, leaf in enumerate(ls):
@@ -328,14 +328,14 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
                 new_nodes.append(new + off)
                 new_rows.append(row)
                 new_boards.append(leaf.board)
-                new_legal.append(leaf.board.superko_repeats(r.start_legal[row], r.start_capture[row]))
+                repeats.append(leaf.board.superko_repeats(r.start_legal[row], r.start_capture[row]))
             paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
             rows.append(row)
     fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
     if len(fresh):
         legal = np.asarray(r.start_legal[fresh_rows], bool)  # copied: the superko repeats come off
-        for i, repeats in enumerate(new_legal):
-            legal[i, list(repeats)] = False
+        for i, points in enumerate(repeats):
+            legal[i, list(points)] = False
         set_legal_rows(store, fresh, new_boards, legal, first.tree.pass_always)
         cold = ~store.initialised[fresh]
         fresh, fresh_rows = fresh[cold], fresh_rows[cold]
@@ -352,11 +352,6 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
         by_slot[offs // store.capacity] = np.arange(len(searches))
         owner = by_slot[touched // store.capacity]
     refresh(store, touched, params, np.stack([s._jitter for s in searches])[owner])
-    counts = {len(ls) for ls in leaves}
-    if len(counts) == 1:  # every search sent as many leaves: one sum for all
-        at = np.asarray(starts, np.int64)[:, None] + np.arange(counts.pop())
-        own, caps = (r.ownership[at] * k).sum(axis=1), r.cap_hit[at].reshape(len(at), -1).sum(axis=1).tolist()
-        return list(zip(own, caps))
     return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
             for ls, start in zip(leaves, starts)]
 
@@ -402,7 +397,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         for j, c in zip(live.tolist(), child[has].tolist()):
             paths[j].append(c)
         live = live[~store.over[node[live]]]
-    leaves, new = [], ([], [], [], [])  # the new nodes: search, node, parent, action
+    leaves, which, nodes, parents, acts = [], [], [], [], []  # the new nodes: search, node, parent, action
     for j, s in enumerate(searches):
         tree = s.tree
         board = tree.boards[paths[j][-1]]
@@ -411,14 +406,16 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
-                for column, x in zip(new, (j, tree.reserve(board), paths[j][-1], a)):
-                    column.append(x)
-                paths[j].append(new[1][-1])
+                which.append(j)
+                parents.append(paths[j][-1])
+                acts.append(a)
+                nodes.append(tree.reserve(board))
+                paths[j].append(nodes[-1])
         leaves.append(Leaf(paths[j], actions[j], board))
-    if new[0]:  # Tree.add(..., lazy=True) for all of them at once
-        which, nodes = np.asarray(new[0], np.int64), np.asarray(new[1], np.int64)
-        start_rows(store, nodes + offs[which], [leaves[j].board for j in new[0]], np.asarray(new[2], np.int64),
-                   np.asarray(new[3], np.int64), nodes, offs[which])
+    if which:  # Tree.add(..., lazy=True) for all of them at once
+        off, own = offs[which], np.asarray(nodes, np.int64)
+        start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
+                   np.asarray(acts, np.int64), own, off)
     if params.virtual_loss:
         _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves
