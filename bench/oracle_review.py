@@ -147,13 +147,14 @@ def losses(rows: list[dict]) -> list[dict]:
     return out
 
 
-TAGS = ("captures", "saves", "ataris", "self_atari", "local", "edge")
+TAGS = ("captures", "saves", "ataris", "self_atari", "own_2lib", "opp_2lib", "local", "edge")
 
 
 def tactics(board: Board, vertex: str | None, last: int | None) -> set[str]:
     """What a move does on `board` (side to move plays it): captures stones, saves an own chain
     that was in atari, puts an opponent chain in atari, is a self-atari of 2+ stones, is within
-    Manhattan distance 2 of the last move, is on the first or second line."""
+    Manhattan distance 2 of the last move, is on the first or second line; own_2lib / opp_2lib:
+    it is a liberty of an own / opponent chain that has exactly two."""
     tags: set[str] = set()
     if vertex is None or vertex in ("PASS", "RESIGN"):
         return tags
@@ -173,6 +174,9 @@ def tactics(board: Board, vertex: str | None, last: int | None) -> set[str]:
         tags.add("saves")
     if any(stones[q] == 3 - me and len(after.group(q)[1]) == 1 for q in g.neighbors[p]):
         tags.add("ataris")
+    for q in g.neighbors[p]:
+        if board.stones[q] in (BLACK, WHITE) and len(board.group(q)[1]) == 2:
+            tags.add("own_2lib" if board.stones[q] == me else "opp_2lib")
     if len(libs) == 1 and len(mine) >= 2 and not captured:
         tags.add("self_atari")
     r, c = divmod(p, board.size)
@@ -203,7 +207,8 @@ def summary(folder: str, out: str, who_focus: str | None) -> None:
     names = sorted({m["who"] for m in moves})
     print(f"{len({r['game'] for r in rows})} games, {len(rows)} positions judged")
     print("mean win-rate loss per move (moves) by ply:")
-    print("  engine".ljust(24) + "".join(f"{a:>3}-{b if b < 1000 else '':<6}" for a, b in PHASES) + "  all      >=0.10  >=0.25")
+    phases = "".join(f"{a:>3}-{b if b < 1000 else '':<6}" for a, b in PHASES)
+    print("  engine".ljust(24) + phases + "  all      >=0.10  >=0.25  same as oracle")
     for name in names:
         mine = [m for m in moves if m["who"] == name]
         cells = []
@@ -213,7 +218,7 @@ def summary(folder: str, out: str, who_focus: str | None) -> None:
         big = sum(m["loss"] >= 0.10 for m in mine) / max(len(mine), 1)
         huge = sum(m["loss"] >= 0.25 for m in mine) / max(len(mine), 1)
         print(f"  {name:<22}" + "".join(cells) + f"{statistics.mean(m['loss'] for m in mine):.3f}    "
-              f"{big:.3f}   {huge:.3f}")
+              f"{big:.3f}   {huge:.3f}   {sum(m['played'] == m['oracle_move'] for m in mine) / max(len(mine), 1):.3f}")
     focus = who_focus or names[0]
     print(f"\nwhere {focus} lost its games (first ply after which its win rate stays below 0.30):")
     fell = []
