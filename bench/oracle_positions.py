@@ -16,6 +16,9 @@ change of policy before any match:
     python bench/oracle_positions.py bench/results/strength/pachi_3000_m25 \\
         --review bench/results/strength/oracle_review/pachi_3000_m25.jsonl \\
         --who gojax3000_m25 --simulations 3000 10000 30000 --seeds 2 [--set two_lib_prob=0.2]
+
+`--compare A.jsonl B.jsonl ...` tabulates saved runs (their --out rows) over the positions and
+budgets they all hold, so runs made while the review file grew compare on the same positions.
 """
 
 from __future__ import annotations
@@ -55,8 +58,31 @@ def blunders(review: str, who: str, min_loss: float) -> list[dict]:
             and m["played"] != m["oracle_move"] and m["oracle_move"] not in ("RESIGN", "PASS")]
 
 
+def compare(paths: list[str]) -> None:
+    """Print oracle / good / same shares per run and budget over the (position, budget) pairs
+    every run holds."""
+    runs = {}
+    for path in paths:
+        with open(path) as f:
+            runs[path] = [json.loads(line) for line in f if line.strip()]
+    common = set.intersection(*({(r["game"], r["ply"], r["simulations"], r["seed"]) for r in rows} for rows in runs.values()))
+    print(f"{len({c[:2] for c in common})} positions held by every run ({len(common)} searches)")
+    print("run".ljust(48) + "simulations  searches  oracle's move  good move  the game's move")
+    for path, rows in runs.items():
+        for n in sorted({c[2] for c in common}):
+            rs = [r for r in rows if (r["game"], r["ply"], r["simulations"], r["seed"]) in common and r["simulations"] == n]
+            k = len(rs)
+            print(os.path.basename(path).ljust(48) + f"{n:>11}  {k:>8}  {sum(r['move'] == r['oracle'] for r in rs) / k:>13.2f}"
+                  f"  {sum(r['good'] for r in rs) / k:>9.2f}  {sum(r['move'] == r['played'] for r in rs) / k:>15.2f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--compare":
+        compare(argv[1:])
+        return 0
     ap.add_argument("folder", help="the match folder the review judged (results.jsonl and games/)")
     ap.add_argument("--review", required=True, help="bench/oracle_review.py's JSONL for that folder")
     ap.add_argument("--who", required=True, help="the gojax engine's name in the match")

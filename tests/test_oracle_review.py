@@ -1,0 +1,55 @@
+"""bench/oracle_review.py: what a move's loss is, and what the tags say a move did."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.oracle_review import losses, oracle_report, tactics
+from tests.helpers import board
+
+
+def test_loss_is_the_movers_drop_in_win_rate():
+    # Before ply 10 Black has 0.60; after Black's move White (to move) has 0.55, so Black has 0.45.
+    rows = [{"game": 0, "ply": 10, "played": "C3", "value": 0.60},
+            {"game": 0, "ply": 11, "played": "D4", "value": 0.55},
+            {"game": 0, "ply": 12, "played": None, "value": 0.30}]  # the last position: no move
+    out = losses(rows)
+    assert [m["ply"] for m in out] == [10, 11]
+    assert out[0]["loss"] == pytest.approx(0.60 - 0.45)
+    assert out[1]["loss"] == pytest.approx(0.55 - 0.70)  # White gained: a negative loss
+
+
+def test_a_missing_oracle_value_drops_the_move_not_the_game():
+    rows = [{"game": 3, "ply": 0, "played": "E5", "value": None},
+            {"game": 3, "ply": 1, "played": "C3", "value": 0.5},
+            {"game": 3, "ply": 2, "played": "G7", "value": 0.5}]
+    assert [m["ply"] for m in losses(rows)] == [1]
+
+
+def test_oracle_report_takes_the_last_final_report():
+    text = "\n".join(['{"frame": {"playouts": 100}}', 'garbage {"move"',
+                      '{"move": {"playouts": 30000, "choice": "E5", "can": []}}'])
+    assert oracle_report(text)["choice"] == "E5"
+    assert oracle_report("no json here") is None
+
+
+POSITION = """
+    . . . . . . . . .
+    . X . . . . . . .
+    X O . . . . . . .
+    . . . . . . O . .
+    . . . . . O X O .
+    . . . . . . . . .
+    . . . X . . . . .
+    . . X O X . . . .
+    . . . . . . . . .
+"""
+
+
+def test_tags_read_the_move_like_a_go_player():
+    b = board(POSITION, "B")
+    last = b.geometry.from_gtp("F5")  # White's last move put G5 in atari
+    assert tactics(b, "G4", last) == {"saves", "local"}  # G4-G5 then has three liberties
+    assert tactics(b, "D1", last) == {"captures", "edge"}  # D2's last liberty
+    assert tactics(b, "C7", last) == {"ataris", "opp_2lib"}  # B7 had two liberties, now one
+    assert tactics(b, "PASS", last) == set()
