@@ -30,14 +30,17 @@ from gojax.kernels.state import BoardState, batch_from_host
 
 
 def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,
-             seed: int = 0, start_index: int = 0, devices: int | None = None) -> dict:
+             seed: int = 0, start_index: int = 0, devices: int | None = None,
+             config: PlayoutConfig | None = None) -> dict:
     """Evaluate positions: a list of host Boards, a batched BoardState [L], or SGF paths (a
     path or a list of them; files or folders: every position of every game, in order).
 
     Returns numpy arrays: win_rate [L] (Black wins, ties count half), stderr [L] (of the win
     rate, sqrt(p (1 - p) / playouts)), score_mean [L] (Black's area minus White's minus komi),
     ownership [L, P] (+1 Black), amaf_value [L, 2, P] (mean outcome for Black of the playouts in
-    which Black / White played the point first; NaN where none did), amaf_count [L, 2, P]."""
+    which Black / White played the point first; NaN where none did), amaf_count [L, 2, P].
+    `config` (kernels/playout.PlayoutConfig, e.g. SearchParams.playout_config()) replaces
+    `policy` when given: the playouts of a search with every rule's setting."""
     if isinstance(positions, (str, os.PathLike)) or (isinstance(positions, (list, tuple)) and positions
                                                       and isinstance(positions[0], (str, os.PathLike))):
         paths = [positions] if isinstance(positions, (str, os.PathLike)) else list(positions)
@@ -53,7 +56,7 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     multi = jax.process_count() > 1
     d = jax.device_count() if multi else min(devices or jax.device_count(), jax.device_count())
     states, keys = pad_to_multiple(states, keys, d)
-    fn, sharding = sharded_playouts(d, playouts, PlayoutConfig(policy=policy))
+    fn, sharding = sharded_playouts(d, playouts, config or PlayoutConfig(policy=policy))
     fn = jax.jit(fn)
     if multi:  # every process holds every position: each builds its devices' slices, then all gather
         from jax.experimental import multihost_utils

@@ -24,6 +24,20 @@ def test_win_rate_stderr_and_ownership():
     assert r["amaf_value"].shape == (1, 2, 81)
 
 
+def test_a_playout_config_replaces_the_policy_name():
+    from gojax.kernels.playout import PlayoutConfig
+    from gojax.search.params import SearchParams
+    b = gojax.Board(9)
+    by_name = evaluate([b], playouts=16, policy="mogo", seed=5)
+    by_config = evaluate([b], playouts=16, config=PlayoutConfig(policy="mogo"), seed=5)
+    assert np.array_equal(by_name["win_rate"], by_config["win_rate"])
+    assert np.array_equal(by_name["ownership"], by_config["ownership"])
+    # A search's playouts (mercy rule, MoGo rules) are another policy: other games, same shapes.
+    searched = evaluate([b], playouts=16, config=SearchParams(two_lib_prob=1.0).playout_config(), seed=5)
+    assert searched["ownership"].shape == (1, 81)
+    assert not np.array_equal(searched["ownership"], by_name["ownership"])
+
+
 def test_positions_from_sgf_paths_and_arrays():
     from_file = evaluate(str(DATA / "game_b.sgf"), playouts=8, seed=2)
     assert from_file["win_rate"].shape == (13,)  # the start and 12 moves
