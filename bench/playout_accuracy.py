@@ -180,13 +180,13 @@ def main(argv=None) -> int:
                     + f"  {figs['bias'][0]:+.3f}  " + "  ".join(cell(*figs[k]) for k in ("pairs_minus_first",))
                     + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  " + cell(*figs["amaf_minus_first"]))
         print(rows[-1], flush=True)
+        if args.out:  # after every setting, so a stopped run keeps what it finished
+            with open(args.out, "w") as f:
+                json.dump({"folder": args.folder, "review": args.review, "positions": len(cs), "candidates": n_cand,
+                           "playouts": args.playouts, "margin": args.margin, "every": args.every, "seed": args.seed,
+                           "results": results}, f, indent=1)
     print(header)
     print("\n".join(rows))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"folder": args.folder, "review": args.review, "positions": len(cs), "candidates": n_cand,
-                       "playouts": args.playouts, "margin": args.margin, "every": args.every, "seed": args.seed,
-                       "results": results}, f, indent=1)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bench.oracle_review import losses, oracle_report, tactics
@@ -53,3 +54,14 @@ def test_tags_read_the_move_like_a_go_player():
     assert tactics(b, "D1", last) == {"captures", "edge"}  # D2's last liberty
     assert tactics(b, "C7", last) == {"ataris", "opp_2lib"}  # B7 had two liberties, now one
     assert tactics(b, "PASS", last) == set()
+
+
+def test_pair_order_counts_only_pairs_the_oracle_separates():
+    from bench.playout_accuracy import pair_order
+    oracle = np.array([0.70, 0.50, 0.48])
+    # Pairs beyond 0.05: (0.70, 0.50) and (0.70, 0.48); (0.50, 0.48) is too close to count.
+    assert pair_order(oracle, np.array([0.9, 0.1, 0.2]), 0.05) == 1.0
+    assert pair_order(oracle, np.array([0.5, 0.9, 0.2]), 0.05) == 0.5  # one right, one wrong
+    assert pair_order(oracle, np.array([0.1, 0.9, 0.2]), 0.05) == 0.0
+    assert pair_order(oracle, np.array([0.5, 0.5, np.nan]), 0.05) == 0.5  # ties and NaN count half
+    assert np.isnan(pair_order(np.array([0.5, 0.52]), np.array([0.1, 0.9]), 0.05))
