@@ -91,12 +91,16 @@ def _played_out(boards: list, params: SearchParams, playouts: int, seed: int, ba
     return black, amaf
 
 
-def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: int,
-                   batch: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per position, for the mover: the raw playout win rate after each candidate, and each
-    candidate's AMAF value in playouts from the position (NaN where no playout played it)."""
+def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: int, batch: int,
+                   amaf_only: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per position, for the mover: the raw playout win rate after each candidate (NaN with
+    `amaf_only`), and each candidate's AMAF value in playouts from the position (NaN where no
+    playout played it)."""
     boards = [b for c in cs for b in c["boards"]]
-    black, _ = _played_out(boards, params, playouts, seed, batch, 0)
+    if amaf_only:
+        black = np.full(len(boards), np.nan)
+    else:
+        black, _ = _played_out(boards, params, playouts, seed, batch, 0)
     _, amaf = _played_out([c["before"] for c in cs], params, playouts, seed, batch, len(boards))
     values, amafs, k = [], [], 0
     for j, c in enumerate(cs):
@@ -128,7 +132,7 @@ def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ma
         o = c["oracle"]
         pairs.append(pair_order(o, v, margin))
         amaf.append(pair_order(o, a, margin))
-        top.append(float(np.argmax(v) == np.argmax(o)))
+        top.append(math.nan if np.isnan(v).all() else float(np.argmax(v) == np.argmax(o)))
         err.append(float(np.abs(v - o).mean()))
         bias.append(float((v - o).mean()))
     return {"pairs": np.array(pairs), "top1": np.array(top), "error": np.array(err), "bias": np.array(bias),
@@ -137,6 +141,8 @@ def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ma
 
 def mean_se(x: np.ndarray) -> tuple[float, float]:
     x = x[~np.isnan(x)]
+    if not len(x):
+        return math.nan, math.nan
     return float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
 
 
@@ -152,6 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=1, help="judge every n-th position")
     ap.add_argument("--batch", type=int, default=256, help="positions per device call")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--amaf-only", action="store_true",
+                    help="only the AMAF column (for settings that change credit, not the games)")
     ap.add_argument("--out", default=None, help="JSON: every setting's figures")
     args = ap.parse_args(argv)
     settings = {}
@@ -167,7 +175,8 @@ def main(argv=None) -> int:
     rows = []
     for name, overrides in settings.items():
         t = time.perf_counter()
-        values, amafs = playout_values(cs, SearchParams(**overrides), args.playouts, args.seed, args.batch)
+        values, amafs = playout_values(cs, SearchParams(**overrides), args.playouts, args.seed, args.batch,
+                                       args.amaf_only)
         s = scores(cs, values, amafs, args.margin)
         base = s if base is None else base
         figs = {k: mean_se(v) for k, v in s.items()}

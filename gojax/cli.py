@@ -112,8 +112,9 @@ def add_search_options(p) -> None:
             continue
         g, default = groups[f.metadata["group"]], getattr(d, f.name)
         name = "--" + f.name.replace("_", "-")
-        if isinstance(default, bool):
-            g.add_argument(name, action="store_true", help=f.metadata["help"])
+        if isinstance(default, bool):  # a setting that is on by default is turned off with --no-...
+            g.add_argument(name, action=argparse.BooleanOptionalAction if default else "store_true",
+                           default=default, help=f.metadata["help"])
             continue
         shown = f"{default:g}" if isinstance(default, float) else (default if default != "" else "none")
         kind = {"choices": CHOICES[f.name]} if f.name in CHOICES else {"type": type(default)}

@@ -41,6 +41,10 @@ class PlayoutConfig:
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
     # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
     amaf_rule: str = "first"
+    # False: a move chosen by a rule of the policy (anything but the uniform draw) earns no AMAF
+    # credit (with "first" it still blocks later credit at its point).  A rule that answers the
+    # same way in every playout makes "played at some point" a fact about the policy, not the move.
+    amaf_rule_moves: bool = True
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
     # A playout also ends after `cycle_moves` moves in a row that each recreate one of the
@@ -232,7 +236,11 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         if not extra:
             words = words[:, 0]
         cells, rule = choose(state, s.done, words, pool, cmc)
-        amaf = mark(s.amaf, cells, state.to_play)
+        if config.amaf_rule_moves:
+            amaf = mark(s.amaf, cells, state.to_play)
+        else:  # 3 matches neither colour's credit; under "same_colour" a 0 leaves no mark at all
+            no_credit = jnp.int8(3 if config.amaf_rule == "first" else 0)
+            amaf = mark(s.amaf, cells, jnp.where(rule == policy.UNIFORM, state.to_play.astype(jnp.int8), no_credit))
         counts = s.rule_counts + (jax.nn.one_hot(rule, s.rule_counts.shape[1], dtype=jnp.int32) * (~s.done)[:, None])
         first = jnp.where(s.t == 0, jnp.where(s.done, jnp.int16(NO_MOVE), to_point[cells]), s.first)
         mover = jnp.where(state.to_play == BLACK, 1, -1).astype(jnp.int32)

@@ -223,3 +223,18 @@ def test_a_batch_of_finished_games_plays_nothing():
     np.testing.assert_array_equal(res.moves, 0)
     np.testing.assert_array_equal(res.amaf_count, 0)
     assert res.score[0, 0] == pytest.approx(over.score())
+
+
+@pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
+def test_rule_moves_can_be_kept_out_of_amaf(amaf_rule):
+    # AMAF marks never steer a playout: with the same key the games are the same, and leaving
+    # the rules' moves out only removes credits (the uniform draws keep theirs).
+    starts = stack([from_host(b) for b in start_positions()])
+    with_rules = jax.device_get(run_playouts(starts, jax.random.key(5), 8, PlayoutConfig(policy="mogo", amaf_rule=amaf_rule)))
+    without = jax.device_get(run_playouts(starts, jax.random.key(5), 8,
+                                          PlayoutConfig(policy="mogo", amaf_rule=amaf_rule, amaf_rule_moves=False)))
+    np.testing.assert_array_equal(with_rules.z, without.z)
+    np.testing.assert_array_equal(with_rules.moves, without.moves)
+    assert (without.amaf_count <= with_rules.amaf_count).all()
+    assert without.amaf_count.sum() < with_rules.amaf_count.sum()
+    assert without.amaf_count.sum() > 0
