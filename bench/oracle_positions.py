@@ -58,22 +58,35 @@ def blunders(review: str, who: str, min_loss: float) -> list[dict]:
             and m["played"] != m["oracle_move"] and m["oracle_move"] not in ("RESIGN", "PASS")]
 
 
+HEADER = "simulations  searches  oracle's move  good move  the game's move"
+
+
+def table_row(n: int, rows: list[dict]) -> str:
+    """One budget's line: how many searches, and the shares that played the oracle's move, a
+    good move and the game's move."""
+    k = max(len(rows), 1)
+    return (f"{n:>11}  {len(rows):>8}  {sum(r['move'] == r['oracle'] for r in rows) / k:>13.2f}"
+            f"  {sum(r['good'] for r in rows) / k:>9.2f}  {sum(r['move'] == r['played'] for r in rows) / k:>15.2f}")
+
+
+def key(r: dict) -> tuple:
+    return r["game"], r["ply"], r["simulations"], r["seed"]
+
+
+def read_rows(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def compare(paths: list[str]) -> None:
-    """Print oracle / good / same shares per run and budget over the (position, budget) pairs
-    every run holds."""
-    runs = {}
-    for path in paths:
-        with open(path) as f:
-            runs[path] = [json.loads(line) for line in f if line.strip()]
-    common = set.intersection(*({(r["game"], r["ply"], r["simulations"], r["seed"]) for r in rows} for rows in runs.values()))
+    """Print the table of each saved run over the searches (position, budget, seed) every run holds."""
+    runs = {path: read_rows(path) for path in paths}
+    common = set.intersection(*({key(r) for r in rows} for rows in runs.values()))
     print(f"{len({c[:2] for c in common})} positions held by every run ({len(common)} searches)")
-    print("run".ljust(48) + "simulations  searches  oracle's move  good move  the game's move")
+    print("run".ljust(48) + HEADER)
     for path, rows in runs.items():
         for n in sorted({c[2] for c in common}):
-            rs = [r for r in rows if (r["game"], r["ply"], r["simulations"], r["seed"]) in common and r["simulations"] == n]
-            k = len(rs)
-            print(os.path.basename(path).ljust(48) + f"{n:>11}  {k:>8}  {sum(r['move'] == r['oracle'] for r in rs) / k:>13.2f}"
-                  f"  {sum(r['good'] for r in rs) / k:>9.2f}  {sum(r['move'] == r['played'] for r in rs) / k:>15.2f}")
+            print(os.path.basename(path).ljust(48) + table_row(n, [r for r in rows if key(r) in common and r["simulations"] == n]))
 
 
 def main(argv=None) -> int:
@@ -91,36 +104,40 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="searches per position and budget")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a SearchParams setting (repeatable), e.g. two_lib_prob=0.2")
-    ap.add_argument("--out", default=None, help="JSONL: one row per search")
+    ap.add_argument("--out", default=None, help="JSONL: one row per search; a rerun with the same settings "
+                                                "skips the searches it holds")
     args = ap.parse_args(argv)
     gojax.limit_cpu_threads(1)
     settings = parse_settings(args.set)
     cases = blunders(args.review, args.who, args.min_loss)
     print(f"{len(cases)} positions where {args.who} lost >= {args.min_loss} and missed the oracle's move"
           + (f"; settings {settings}" if settings else ""))
-    tally = {n: {"oracle": 0, "good": 0, "same": 0, "searches": 0} for n in args.simulations}
+    wanted = {(m["game"], m["ply"], n, s) for m in cases for n in args.simulations for s in range(args.seeds)}
+    rows = []
+    if args.out and os.path.exists(args.out):
+        rows = [r for r in read_rows(args.out) if r["settings"] == settings and key(r) in wanted]
+    done = {key(r) for r in rows}
+    jobs = [(m, n, s) for m in cases for n in args.simulations for s in range(args.seeds)
+            if (m["game"], m["ply"], n, s) not in done]
     out = open(args.out, "a") if args.out else None
-    jobs = [(m, n, s) for m in cases for n in args.simulations for s in range(args.seeds)]
-    for m, n, seed in tqdm(jobs, desc="searches", unit="search"):
-        board, _ = position(args.folder, m["game"], m["ply"])
-        params = SearchParams(**{**settings, "seed": seed})
-        move = board.geometry.to_gtp(gojax.Search(board, params).run(simulations=n).move).upper()
-        best = m["top"][0][1] if m["top"] else m["value"]
-        good = {c[0] for c in m["top"] if c[1] >= best - 0.05} | {m["oracle_move"]}
-        t = tally[n]
-        t["searches"] += 1
-        t["oracle"] += move == m["oracle_move"]
-        t["good"] += move in good
-        t["same"] += move == m["played"]
+    try:
+        for m, n, seed in tqdm(jobs, desc="searches", unit="search"):
+            board, _ = position(args.folder, m["game"], m["ply"])
+            params = SearchParams(**{**settings, "seed": seed})
+            move = board.geometry.to_gtp(gojax.Search(board, params).run(simulations=n).move).upper()
+            best = m["top"][0][1] if m["top"] else m["value"]
+            good = {c[0] for c in m["top"] if c[1] >= best - 0.05} | {m["oracle_move"]}
+            rows.append({"game": m["game"], "ply": m["ply"], "simulations": n, "seed": seed, "settings": settings,
+                         "move": move, "oracle": m["oracle_move"], "played": m["played"], "good": move in good})
+            if out:
+                out.write(json.dumps(rows[-1]) + "\n")
+                out.flush()
+    finally:
         if out:
-            out.write(json.dumps({"game": m["game"], "ply": m["ply"], "simulations": n, "seed": seed,
-                                  "settings": settings, "move": move, "oracle": m["oracle_move"],
-                                  "played": m["played"], "good": move in good}) + "\n")
-            out.flush()
-    print("simulations  searches  oracle's move  good move  the game's move")
-    for n, t in tally.items():
-        k = max(t["searches"], 1)
-        print(f"{n:>11}  {t['searches']:>8}  {t['oracle'] / k:>13.2f}  {t['good'] / k:>9.2f}  {t['same'] / k:>15.2f}")
+            out.close()
+    print(HEADER)
+    for n in args.simulations:
+        print(table_row(n, [r for r in rows if r["simulations"] == n]))
     return 0
 
 
