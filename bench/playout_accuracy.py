@@ -59,20 +59,21 @@ def cases(folder: str, review: str, min_playouts: int, every: int) -> list[dict]
         if len(cands) < 2:
             continue
         board, _ = position(folder, r["game"], r["ply"])
-        moves, values, boards = [], [], []
+        moves, points, values, boards = [], [], [], []
         for move, value, _ in cands:
+            p = board.geometry.from_gtp(move)
             after = board.copy()
             try:
-                after.play(board.geometry.from_gtp(move))
+                after.play(p)
             except IllegalMove:
                 continue
             moves.append(move)
+            points.append(p)
             values.append(value)
             boards.append(after)
         if len(moves) >= 2:
             out.append({"game": r["game"], "ply": r["ply"], "mover": board.to_play, "moves": moves,
-                        "oracle": np.array(values), "boards": boards, "before": board,
-                        "points": [board.geometry.from_gtp(m) for m in moves]})
+                        "points": points, "oracle": np.array(values), "boards": boards, "before": board})
     return out
 
 
@@ -130,9 +131,12 @@ def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ma
     pairs, top, err, bias, amaf = [], [], [], [], []
     for c, v, a in zip(cs, values, amafs):
         o = c["oracle"]
-        pairs.append(pair_order(o, v, margin))
         amaf.append(pair_order(o, a, margin))
-        top.append(math.nan if np.isnan(v).all() else float(np.argmax(v) == np.argmax(o)))
+        if np.isnan(v).all():  # --amaf-only: no MC figures
+            pairs.append(math.nan), top.append(math.nan), err.append(math.nan), bias.append(math.nan)
+            continue
+        pairs.append(pair_order(o, v, margin))
+        top.append(float(np.argmax(v) == np.argmax(o)))
         err.append(float(np.abs(v - o).mean()))
         bias.append(float((v - o).mean()))
     return {"pairs": np.array(pairs), "top1": np.array(top), "error": np.array(err), "bias": np.array(bias),
@@ -186,8 +190,8 @@ def main(argv=None) -> int:
                          **{k: {"mean": m, "se": e} for k, (m, e) in figs.items()}}
         cell = "{0:+.3f} +- {1:.3f}".format
         rows.append(f"{name:<14}" + "  ".join(f"{figs[k][0]:.3f} +- {figs[k][1]:.3f}" for k in ("pairs", "top1", "error"))
-                    + f"  {figs['bias'][0]:+.3f}  " + "  ".join(cell(*figs[k]) for k in ("pairs_minus_first",))
-                    + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  " + cell(*figs["amaf_minus_first"]))
+                    + f"  {figs['bias'][0]:+.3f}  {cell(*figs['pairs_minus_first'])}"
+                    + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  {cell(*figs['amaf_minus_first'])}")
         print(rows[-1], flush=True)
         if args.out:  # after every setting, so a stopped run keeps what it finished
             with open(args.out, "w") as f:
