@@ -244,11 +244,12 @@ def summary(folder: str, out: str, who_focus: str | None) -> None:
     big = [m for m in mine if m["loss"] >= 0.10]
     print(f"\nmoves of {focus} while not yet lost (value > 0.05): {len(mine)}; losing >= 0.10: {len(big)}")
     print("  share of moves that ...".ljust(30) + "".join(f"{t:>11}" for t in TAGS))
+    boards = {(m["game"], m["ply"]): position(folder, m["game"], m["ply"]) for m in mine}  # tactics() reads only
     for label, group, key in (("all: played", mine, "played"), ("all: oracle's", mine, "oracle_move"),
                               ("blunders: played", big, "played"), ("blunders: oracle's", big, "oracle_move")):
         counts = dict.fromkeys(TAGS, 0)
         for m in group:
-            board, last = position(folder, m["game"], m["ply"])
+            board, last = boards[m["game"], m["ply"]]
             for t in tactics(board, m[key], last):
                 counts[t] += 1
         print(f"  {label:<28}" + "".join(f"{counts[t] / max(len(group), 1):>11.2f}" for t in TAGS))
