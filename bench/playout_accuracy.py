@@ -93,16 +93,16 @@ def _played_out(boards: list, params: SearchParams, playouts: int, seed: int, ba
 
 
 def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: int, batch: int,
-                   amaf_only: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                   amaf_only: bool = False, amaf_playouts: int | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per position, for the mover: the raw playout win rate after each candidate (NaN with
-    `amaf_only`), and each candidate's AMAF value in playouts from the position (NaN where no
-    playout played it)."""
+    `amaf_only`), and each candidate's AMAF value in `amaf_playouts` (default `playouts`)
+    playouts from the position (NaN where no playout played it)."""
     boards = [b for c in cs for b in c["boards"]]
     if amaf_only:
         black = np.full(len(boards), np.nan)
     else:
         black, _ = _played_out(boards, params, playouts, seed, batch, 0)
-    _, amaf = _played_out([c["before"] for c in cs], params, playouts, seed, batch, len(boards))
+    _, amaf = _played_out([c["before"] for c in cs], params, amaf_playouts or playouts, seed, batch, len(boards))
     values, amafs, k = [], [], 0
     for j, c in enumerate(cs):
         v = black[k:k + len(c["moves"])]
@@ -157,6 +157,9 @@ def main(argv=None) -> int:
     ap.add_argument("--setting", action="append", default=[], metavar="NAME[:field=value,...]",
                     help="a playout setting to judge (repeatable; default: defaults only)")
     ap.add_argument("--playouts", type=int, default=128, help="playouts after each candidate")
+    ap.add_argument("--amaf-playouts", type=int, default=None,
+                    help="playouts from the position for the AMAF column (default: --playouts); a candidate "
+                         "is credited in only some of them, so its AMAF value is noisier than its MC value")
     ap.add_argument("--min-playouts", type=int, default=300, help="the oracle's playouts a candidate needs")
     ap.add_argument("--margin", type=float, default=0.05, help="oracle value gap that makes a pair count")
     ap.add_argument("--every", type=int, default=1, help="judge every n-th position")
@@ -180,7 +183,7 @@ def main(argv=None) -> int:
     for name, overrides in settings.items():
         t = time.perf_counter()
         values, amafs = playout_values(cs, SearchParams(**overrides), args.playouts, args.seed, args.batch,
-                                       args.amaf_only)
+                                       args.amaf_only, args.amaf_playouts)
         s = scores(cs, values, amafs, args.margin)
         base = s if base is None else base
         figs = {k: mean_se(v) for k, v in s.items()}
@@ -196,7 +199,9 @@ def main(argv=None) -> int:
         if args.out:  # after every setting, so a stopped run keeps what it finished
             with open(args.out, "w") as f:
                 json.dump({"folder": args.folder, "review": args.review, "positions": len(cs), "candidates": n_cand,
-                           "playouts": args.playouts, "margin": args.margin, "every": args.every, "seed": args.seed,
+                           "playouts": args.playouts,
+                           "amaf_playouts": args.amaf_playouts or args.playouts, "margin": args.margin,
+                           "every": args.every, "seed": args.seed,
                            "results": results}, f, indent=1)
     print(header)
     print("\n".join(rows))

@@ -45,6 +45,9 @@ class PlayoutConfig:
     # credit (with "first" it still blocks later credit at its point).  A rule that answers the
     # same way in every playout makes "played at some point" a fact about the policy, not the move.
     amaf_rule_moves: bool = True
+    # Only the first `amaf_horizon` playout moves earn AMAF credit (0 = all): a move played late,
+    # after the fights near the start are settled, says little about playing it now.
+    amaf_horizon: int = 0
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
     # A playout also ends after `cycle_moves` moves in a row that each recreate one of the
@@ -103,6 +106,8 @@ class PlayoutConfig:
             raise ValueError(f"need cycle_window >= 0 and cycle_moves >= 1, got {self.cycle_window}, {self.cycle_moves}")
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
+        if self.amaf_horizon < 0:
+            raise ValueError(f"amaf_horizon must be >= 0 (0 = every move), got {self.amaf_horizon}")
         for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
                      "self_atari_prob", "two_lib_prob", "pool_prob", "cmc_prob"):
             if not 0.0 <= getattr(self, name) <= 1.0:
@@ -241,6 +246,8 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         else:  # 3 matches neither colour's credit; under "same_colour" a 0 leaves no mark at all
             no_credit = jnp.int8(3 if config.amaf_rule == "first" else 0)
             amaf = mark(s.amaf, cells, jnp.where(rule == policy.UNIFORM, state.to_play.astype(jnp.int8), no_credit))
+        if config.amaf_horizon:  # past the horizon nothing is marked, so nothing is credited or blocked
+            amaf = jnp.where(s.t < config.amaf_horizon, amaf, s.amaf)
         counts = s.rule_counts + (jax.nn.one_hot(rule, s.rule_counts.shape[1], dtype=jnp.int32) * (~s.done)[:, None])
         first = jnp.where(s.t == 0, jnp.where(s.done, jnp.int16(NO_MOVE), to_point[cells]), s.first)
         mover = jnp.where(state.to_play == BLACK, 1, -1).astype(jnp.int32)

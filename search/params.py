@@ -51,6 +51,7 @@ class SearchParams:
                                    "(Fuego), same_colour only by the same colour (Algorithm 2)")
     amaf_rule_moves: bool = flag(True, "AMAF credit for playout moves a policy rule chose (false: only the uniform "
                                        "draw's moves earn it; bench/results/strength/README.md, knowledge per playout)")
+    amaf_horizon: int = flag(0, "only the first N moves of a playout earn AMAF credit (0: all of them)", metavar="N")
     # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
     policy: str = flag("mogo", "playouts: uniform, or mogo (seed 000 sec. 3.6's pattern-biased rules)", group="policy")
     nakade_prob: float = flag(0.0, "MoGo rule: the vital point of a 3-point eye space (0: off)", group="policy",
@@ -113,6 +114,7 @@ class SearchParams:
         """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""
         from gojax.kernels.playout import PlayoutConfig
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, amaf_rule_moves=self.amaf_rule_moves,
+                             amaf_horizon=self.amaf_horizon,
                              pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,

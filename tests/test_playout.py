@@ -1,6 +1,8 @@
 """Batched playouts: every recorded playout replayed on the host twin, and the per-position
 reductions (wins, ownership, AMAF tables) recomputed by a slow loop over those records."""
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
@@ -238,3 +240,19 @@ def test_rule_moves_can_be_kept_out_of_amaf(amaf_rule):
     assert (without.amaf_count <= with_rules.amaf_count).all()
     assert without.amaf_count.sum() < with_rules.amaf_count.sum()
     assert without.amaf_count.sum() > 0
+
+
+def test_amaf_horizon_credits_only_the_first_moves():
+    # Horizon 1: each playout credits exactly its first move (a pass credits nothing), so the
+    # credits of a position are its playouts that opened on a point, and the games are unchanged.
+    starts = stack([from_host(b) for b in start_positions()])
+    config = PlayoutConfig(policy="mogo")
+    every = jax.device_get(run_playouts(starts, jax.random.key(7), 8, config))
+    one = jax.device_get(run_playouts(starts, jax.random.key(7), 8, dataclasses.replace(config, amaf_horizon=1)))
+    far = jax.device_get(run_playouts(starts, jax.random.key(7), 8, dataclasses.replace(config, amaf_horizon=10_000)))
+    np.testing.assert_array_equal(one.z, every.z)
+    np.testing.assert_array_equal(far.amaf_count, every.amaf_count)
+    np.testing.assert_array_equal(one.amaf_count.sum((1, 2)), (one.first_move >= 0).sum(1))
+    assert (one.amaf_count <= every.amaf_count).all()
+    with pytest.raises(ValueError, match="amaf_horizon"):
+        PlayoutConfig(amaf_horizon=-1)
