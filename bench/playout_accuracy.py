@@ -12,6 +12,9 @@ order the candidates:
   amaf     pairs again, ordered by the AMAF values (seed 000 eq. 16-17) of the candidates in
            playouts from the position itself: what MC-RAVE's Q~ sees before a child has any
            simulations of its own.
+  amaf rank the rank (1 = first) of the oracle's best candidate among all the mover's legal
+           points by their AMAF value (points no playout credited come last; ties count half):
+           how many moves an early tree, led by Q~, tries before the right one.
 A search grows its tree where the playouts say so: playouts that order moves better need fewer
 of them to find the move, which is what a match against Pachi at equal playouts measures, with
 far more noise.  Every setting judges the same positions with the same keys (common random
@@ -93,24 +96,35 @@ def _played_out(boards: list, params: SearchParams, playouts: int, seed: int, ba
 
 
 def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: int, batch: int,
-                   amaf_only: bool = False, amaf_playouts: int | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                   amaf_only: bool = False, amaf_playouts: int | None = None
+                   ) -> tuple[list[np.ndarray], list[np.ndarray], list[float]]:
     """Per position, for the mover: the raw playout win rate after each candidate (NaN with
-    `amaf_only`), and each candidate's AMAF value in `amaf_playouts` (default `playouts`)
-    playouts from the position (NaN where no playout played it)."""
+    `amaf_only`), each candidate's AMAF value in `amaf_playouts` (default `playouts`) playouts
+    from the position (NaN where no playout played it), and the AMAF rank of the oracle's best."""
     boards = [b for c in cs for b in c["boards"]]
     if amaf_only:
         black = np.full(len(boards), np.nan)
     else:
         black, _ = _played_out(boards, params, playouts, seed, batch, 0)
     _, amaf = _played_out([c["before"] for c in cs], params, amaf_playouts or playouts, seed, batch, len(boards))
-    values, amafs, k = [], [], 0
+    values, amafs, ranks, k = [], [], [], 0
     for j, c in enumerate(cs):
         v = black[k:k + len(c["moves"])]
         values.append(v if c["mover"] == BLACK else 1.0 - v)
-        a = amaf[j, 0 if c["mover"] == BLACK else 1, c["points"]]
-        amafs.append(a if c["mover"] == BLACK else 1.0 - a)
+        row = amaf[j, 0 if c["mover"] == BLACK else 1]
+        row = row if c["mover"] == BLACK else 1.0 - row
+        amafs.append(row[c["points"]])
+        ranks.append(amaf_rank(row, c["before"].legal_points(), c["points"][int(np.argmax(c["oracle"]))]))
         k += len(c["moves"])
-    return values, amafs
+    return values, amafs, ranks
+
+
+def amaf_rank(value: np.ndarray, legal: list[int], best: int) -> float:
+    """Rank (1 = first) of point `best` among the `legal` points by `value` (NaN: never
+    credited, ranked after every credited point); ties count half."""
+    v = np.nan_to_num(value[legal], nan=-np.inf)
+    mine = np.nan_to_num(value[best], nan=-np.inf)
+    return 1.0 + float((v > mine).sum()) + 0.5 * float((v == mine).sum() - 1)
 
 
 def pair_order(oracle: np.ndarray, v: np.ndarray, margin: float) -> float:
@@ -126,7 +140,8 @@ def pair_order(oracle: np.ndarray, v: np.ndarray, margin: float) -> float:
     return agree / n if n else math.nan
 
 
-def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], margin: float) -> dict[str, np.ndarray]:
+def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ranks: list[float],
+           margin: float) -> dict[str, np.ndarray]:
     """Per-position metrics (NaN where a position has no pair beyond the margin)."""
     pairs, top, err, bias, amaf = [], [], [], [], []
     for c, v, a in zip(cs, values, amafs):
@@ -140,7 +155,7 @@ def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ma
         err.append(float(np.abs(v - o).mean()))
         bias.append(float((v - o).mean()))
     return {"pairs": np.array(pairs), "top1": np.array(top), "error": np.array(err), "bias": np.array(bias),
-            "amaf": np.array(amaf)}
+            "amaf": np.array(amaf), "amaf_rank": np.array(ranks), "amaf_top3": (np.array(ranks) <= 3).astype(float)}
 
 
 def mean_se(x: np.ndarray) -> tuple[float, float]:
@@ -175,16 +190,17 @@ def main(argv=None) -> int:
         settings[name] = parse_settings([p for p in pairs.split(",") if p])
     cs = cases(args.folder, args.review, args.min_playouts, args.every)
     n_cand = sum(len(c["moves"]) for c in cs)
-    print(f"{len(cs)} positions, {n_cand} candidate moves, {args.playouts} playouts each")
+    print(f"{len(cs)} positions, {n_cand} candidate moves, {args.playouts} playouts after each candidate, "
+          f"{args.amaf_playouts or args.playouts} from each position for AMAF")
     results, base = {}, None
     header = ("setting".ljust(14) + "pairs in order    top-1             abs error         bias    "
-              "vs first: pairs   amaf pairs        vs first: amaf")
+              "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  in amaf top 3")
     rows = []
     for name, overrides in settings.items():
         t = time.perf_counter()
-        values, amafs = playout_values(cs, SearchParams(**overrides), args.playouts, args.seed, args.batch,
-                                       args.amaf_only, args.amaf_playouts)
-        s = scores(cs, values, amafs, args.margin)
+        values, amafs, ranks = playout_values(cs, SearchParams(**overrides), args.playouts, args.seed,
+                                              args.batch, args.amaf_only, args.amaf_playouts)
+        s = scores(cs, values, amafs, ranks, args.margin)
         base = s if base is None else base
         figs = {k: mean_se(v) for k, v in s.items()}
         figs["pairs_minus_first"] = mean_se(s["pairs"] - base["pairs"])
@@ -194,7 +210,9 @@ def main(argv=None) -> int:
         cell = "{0:+.3f} +- {1:.3f}".format
         rows.append(f"{name:<14}" + "  ".join(f"{figs[k][0]:.3f} +- {figs[k][1]:.3f}" for k in ("pairs", "top1", "error"))
                     + f"  {figs['bias'][0]:+.3f}  {cell(*figs['pairs_minus_first'])}"
-                    + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  {cell(*figs['amaf_minus_first'])}")
+                    + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  {cell(*figs['amaf_minus_first'])}"
+                    + f"  {figs['amaf_rank'][0]:5.2f} +- {figs['amaf_rank'][1]:.2f}"
+                    + f"     {figs['amaf_top3'][0]:.3f} +- {figs['amaf_top3'][1]:.3f}")
         print(rows[-1], flush=True)
         if args.out:  # after every setting, so a stopped run keeps what it finished
             with open(args.out, "w") as f:

@@ -65,3 +65,13 @@ def test_pair_order_counts_only_pairs_the_oracle_separates():
     assert pair_order(oracle, np.array([0.1, 0.9, 0.2]), 0.05) == 0.0
     assert pair_order(oracle, np.array([0.5, 0.5, np.nan]), 0.05) == 0.5  # ties and NaN count half
     assert np.isnan(pair_order(np.array([0.5, 0.52]), np.array([0.1, 0.9]), 0.05))
+
+
+def test_amaf_rank_puts_uncredited_points_last_and_splits_ties():
+    from bench.playout_accuracy import amaf_rank
+    value = np.full(81, np.nan)
+    value[[10, 20, 30]] = [0.7, 0.4, 0.4]
+    legal = [10, 20, 30, 40, 50]  # 40 and 50 were never credited
+    assert amaf_rank(value, legal, 10) == 1.0
+    assert amaf_rank(value, legal, 20) == 2.5  # tied with 30 for second and third
+    assert amaf_rank(value, legal, 40) == 4.5  # after every credited point, tied with 50
