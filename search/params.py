@@ -54,6 +54,12 @@ class SearchParams:
     amaf_horizon: int = flag(0, "only the first N moves of a playout earn AMAF credit (0: all of them)", metavar="N")
     # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
     policy: str = flag("mogo", "playouts: uniform, or mogo (seed 000 sec. 3.6's pattern-biased rules)", group="policy")
+    save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
+                            metavar="P")
+    pattern_prob: float = flag(1.0, "MoGo rule 2: a 3x3 hane/cut pattern next to the last move", group="policy",
+                               metavar="P")
+    capture_prob: float = flag(1.0, "MoGo rule 3: capture an opponent chain in atari anywhere", group="policy",
+                               metavar="P")
     nakade_prob: float = flag(0.0, "MoGo rule: the vital point of a 3-point eye space (0: off)", group="policy",
                               metavar="P")
     fill_board_prob: float = flag(0.0, "MoGo rule: a point whose 3x3 block is empty (0: off)", group="policy",
@@ -100,10 +106,12 @@ class SearchParams:
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        probs = (self.pool_prob, self.cmc_prob, self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.two_lib_prob,
+        probs = (self.save_prob, self.pattern_prob, self.capture_prob, self.pool_prob, self.cmc_prob,
+                 self.nakade_prob, self.fill_board_prob, self.self_atari_prob, self.two_lib_prob,
                  self.mercy)
         if not (all(0 <= x <= 1 for x in probs) and self.pool_size >= 1):
-            raise ValueError("pool, cmc, nakade, fill-board, two-liberty and self-atari probabilities and mercy must be in [0, 1];"
+            raise ValueError("the playout rules' probabilities (save, pattern, capture, pool, cmc, nakade, fill-board, "
+                             "two-liberty, self-atari) and mercy must be in [0, 1];"
                              " pool_size >= 1")
         if self.shape_temperature <= 0:
             raise ValueError("shape_temperature must be > 0")
@@ -116,7 +124,8 @@ class SearchParams:
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, amaf_rule_moves=self.amaf_rule_moves,
                              amaf_horizon=self.amaf_horizon,
                              pool_prob=self.pool_prob,
-                             cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob,
+                             cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob, save_prob=self.save_prob,
+                             pattern_prob=self.pattern_prob, capture_prob=self.capture_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
                              two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
                              mercy=self.mercy)

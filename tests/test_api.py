@@ -59,11 +59,13 @@ def test_policy_flags_reach_the_search_parameters():
     from gojax.cli import build_parser, search_params
     args = build_parser().parse_args(["gtp", "--policy", "uniform", "--pool-prob", "0.5", "--pool-size", "20",
                                       "--cmc-prob", "0.25", "--nakade-prob", "1", "--fill-board-prob", "0.5",
-                                      "--self-atari-prob", "0.75"])
+                                      "--self-atari-prob", "0.75", "--save-prob", "0.5", "--pattern-prob", "0.25",
+                                      "--capture-prob", "0", "--amaf-horizon", "12"])
     p = search_params(args)
     cfg = p.playout_config()
     assert (cfg.policy, cfg.pool_prob, cfg.cmc_prob, p.pool_size) == ("uniform", 0.5, 0.25, 20)
     assert (cfg.nakade_prob, cfg.fill_board_prob, cfg.self_atari_prob) == (1.0, 0.5, 0.75)
+    assert (cfg.save_prob, cfg.pattern_prob, cfg.capture_prob, cfg.amaf_horizon) == (0.5, 0.25, 0.0, 12)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["gtp", "--policy", "pachi"])
     with pytest.raises(SystemExit):
