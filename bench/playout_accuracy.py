@@ -194,7 +194,7 @@ def main(argv=None) -> int:
           f"{args.amaf_playouts or args.playouts} from each position for AMAF")
     results, base = {}, None
     header = ("setting".ljust(14) + "pairs in order    top-1             abs error         bias    "
-              "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  in amaf top 3")
+              "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  vs first: rank  in amaf top 3")
     rows = []
     for name, overrides in settings.items():
         t = time.perf_counter()
@@ -205,6 +205,7 @@ def main(argv=None) -> int:
         figs = {k: mean_se(v) for k, v in s.items()}
         figs["pairs_minus_first"] = mean_se(s["pairs"] - base["pairs"])
         figs["amaf_minus_first"] = mean_se(s["amaf"] - base["amaf"])
+        figs["amaf_rank_minus_first"] = mean_se(s["amaf_rank"] - base["amaf_rank"])
         results[name] = {"settings": overrides, "seconds": time.perf_counter() - t,
                          **{k: {"mean": m, "se": e} for k, (m, e) in figs.items()}}
         cell = "{0:+.3f} +- {1:.3f}".format
@@ -212,6 +213,7 @@ def main(argv=None) -> int:
                     + f"  {figs['bias'][0]:+.3f}  {cell(*figs['pairs_minus_first'])}"
                     + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  {cell(*figs['amaf_minus_first'])}"
                     + f"  {figs['amaf_rank'][0]:5.2f} +- {figs['amaf_rank'][1]:.2f}"
+                    + f"     {figs['amaf_rank_minus_first'][0]:+.2f} +- {figs['amaf_rank_minus_first'][1]:.2f}"
                     + f"     {figs['amaf_top3'][0]:.3f} +- {figs['amaf_top3'][1]:.3f}")
         print(rows[-1], flush=True)
         if args.out:  # after every setting, so a stopped run keeps what it finished
