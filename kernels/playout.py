@@ -48,6 +48,12 @@ class PlayoutConfig:
     # Only the first `amaf_horizon` playout moves earn AMAF credit (0 = all): a move played late,
     # after the fights near the start are settled, says little about playing it now.
     amaf_horizon: int = 0
+    # AMAF credit weighted by how early in the playout the first play came: a point first played
+    # at step t of a playout of T moves earns (1 + d (T - t) / T) / (1 + d), so 1 at the start
+    # (as the tree's own moves) falling to 1 / (1 + d) at the end (0 = every credit 1).  Early
+    # moves answer the position the node holds; late ones a board the playout has rebuilt.
+    # Needs amaf_rule "first".
+    amaf_decay: float = 0.0
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
     # A playout also ends after `cycle_moves` moves in a row that each recreate one of the
@@ -106,6 +112,9 @@ class PlayoutConfig:
             raise ValueError(f"need cycle_window >= 0 and cycle_moves >= 1, got {self.cycle_window}, {self.cycle_moves}")
         if self.amaf_rule not in AMAF_RULES:
             raise ValueError(f"amaf_rule must be one of {AMAF_RULES}, got {self.amaf_rule!r}")
+        if self.amaf_decay < 0 or (self.amaf_decay and self.amaf_rule != "first"):
+            raise ValueError(f"amaf_decay must be >= 0, and needs amaf_rule 'first' (got {self.amaf_decay}, "
+                             f"{self.amaf_rule!r})")
         if self.amaf_horizon < 0:
             raise ValueError(f"amaf_horizon must be >= 0 (0 = every move), got {self.amaf_horizon}")
         for name in ("save_prob", "nakade_prob", "fill_board_prob", "pattern_prob", "capture_prob",
@@ -132,7 +141,8 @@ class PlayoutResult:
     #                         start was already over): Algorithm 2 backs it up as the new node's MC edge
     wins: chex.Array  # float32 [L]  sum of z over the K playouts
     ownership: chex.Array  # float32 [L, P]  mean owner: +1 Black, -1 White, 0 dame
-    amaf_count: chex.Array  # int32 [L, 2, P]  playouts crediting (colour, point); colour 0 Black, 1 White
+    amaf_count: chex.Array  # float32 [L, 2, P]  playouts crediting (colour, point), each by its weight
+    #                         (PlayoutConfig.amaf_decay; 1 without); colour 0 Black, 1 White
     amaf_wins: chex.Array  # float32 [L, 2, P]  sum of z over those playouts
     rule_counts: chex.Array  # int32 [L, R]  moves chosen by each rule of kernels/policy.RULES
     start_legal: chex.Array  # bool [L, P]  points the side to move may play at each START position
@@ -213,11 +223,12 @@ class _LoopState(NamedTuple):
     recent: jax.Array  # uint32 [B, cycle_window]  the last hashes, a ring
     run: jax.Array  # int32 [B]  consecutive moves that repeated a recent position
     lead: jax.Array  # int32 [B]  stones captured by Black minus by White (mercy rule)
+    when: jax.Array  # int16 [B, M or 0]  loop step of each cell's first mark (amaf_decay)
 
 
 def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
     """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], cycle_hit [B],
-    mercy_hit [B], history, first, rule counts [B, R])."""
+    mercy_hit [B], history, first, rule counts [B, R], first-mark steps [B, M or 0])."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
@@ -248,6 +259,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
             amaf = mark(s.amaf, cells, jnp.where(rule == policy.UNIFORM, state.to_play.astype(jnp.int8), no_credit))
         if config.amaf_horizon:  # past the horizon nothing is marked, so nothing is credited or blocked
             amaf = jnp.where(s.t < config.amaf_horizon, amaf, s.amaf)
+        when = jnp.where(amaf != s.amaf, s.t.astype(jnp.int16), s.when) if config.amaf_decay else s.when
         counts = s.rule_counts + (jax.nn.one_hot(rule, s.rule_counts.shape[1], dtype=jnp.int32) * (~s.done)[:, None])
         first = jnp.where(s.t == 0, jnp.where(s.done, jnp.int16(NO_MOVE), to_point[cells]), s.first)
         mover = jnp.where(state.to_play == BLACK, 1, -1).astype(jnp.int32)
@@ -270,7 +282,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         done = s.done | (after.passes >= 2) | (moves >= cap) | (run >= config.cycle_moves)
         if mercy:
             done = done | (jnp.abs(lead) >= mercy)
-        return _LoopState(after, amaf, moves, done, s.t + 1, history, first, counts, pos_hash, recent, run, lead)
+        return _LoopState(after, amaf, moves, done, s.t + 1, history, first, counts, pos_hash, recent, run, lead, when)
 
     # first starts at NO_MOVE: when every start is already over the loop body never runs.
     init = _LoopState(
@@ -278,14 +290,14 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         t=jnp.int32(0), history=jnp.full((b, cap if record_moves else 0), NO_MOVE, jnp.int16),
         first=jnp.full(b, NO_MOVE, jnp.int16), rule_counts=jnp.zeros((b, len(policy.RULES)), jnp.int32),
         pos_hash=jnp.zeros(b, jnp.uint32), recent=jnp.zeros((b, window), jnp.uint32), run=jnp.zeros(b, jnp.int32),
-        lead=jnp.zeros(b, jnp.int32))
+        lead=jnp.zeros(b, jnp.int32), when=jnp.zeros((b, m if config.amaf_decay else 0), jnp.int16))
     end = jax.lax.while_loop(cond, body, init)
     state, moves, lead, run = end.state, end.moves, end.lead, end.run
     cycle = run >= config.cycle_moves
     # (no passes test here: a board that stopped passes from then on while the others play)
     mercy_hit = (jnp.abs(lead) >= mercy) & ~cycle if mercy else jnp.zeros(b, bool)
     cap_hit = (moves >= cap) & (state.passes < 2) & ~cycle & ~mercy_hit
-    return state, end.amaf, moves, cap_hit, cycle, mercy_hit, end.history, end.first, end.rule_counts
+    return state, end.amaf, moves, cap_hit, cycle, mercy_hit, end.history, end.first, end.rule_counts, end.when
 
 
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
@@ -313,7 +325,8 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
     if pool is not None:
         pool = jnp.repeat(jnp.asarray(pool, jnp.int32), k, axis=0)
-    final, amaf, moves, cap_hit, cycle, mercy, history, first, counts = _playout_loop(boards, key, config, record_moves, pool, cmc)
+    final, amaf, moves, cap_hit, cycle, mercy, history, first, counts, when = _playout_loop(
+        boards, key, config, record_moves, pool, cmc)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -337,6 +350,12 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         reward = jnp.stack([z, 1.0 - z], 1)  # [B, 2] outcome for each colour
         pair_count = jnp.einsum("bcp,bcq->cpq", played, played)
         pair_wins = jnp.einsum("bcp,bcq->cpq", played * reward[:, :, None], played)
+    credit = credit.astype(jnp.float32)
+    if config.amaf_decay:
+        d = config.amaf_decay
+        length = jnp.maximum(moves, 1).astype(jnp.float32)[:, None]  # [B, 1]
+        early = (length - when[:, to_points].astype(jnp.float32)) / length  # 1 at the start .. 1/T at the end
+        credit = credit * ((1.0 + d * early) / (1.0 + d))[:, None, :]
     credit = per_position(credit)
     zk = per_position(z)
     start_legal, start_capture = jax.vmap(rules.legal_and_capture_masks)(starts)
@@ -346,7 +365,7 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         first_move=per_position(first),
         wins=zk.sum(1),
         ownership=per_position(signed).mean(1),
-        amaf_count=credit.sum(1, dtype=jnp.int32),
+        amaf_count=credit.sum(1),
         amaf_wins=(credit * zk[:, :, None, None]).sum(1),
         rule_counts=per_position(counts).sum(1),
         start_legal=start_legal[:, to_points], start_capture=start_capture[:, to_points],

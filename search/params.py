@@ -52,6 +52,8 @@ class SearchParams:
     amaf_rule_moves: bool = flag(True, "AMAF credit for playout moves a policy rule chose (false: only the uniform "
                                        "draw's moves earn it; bench/results/strength/README.md, knowledge per playout)")
     amaf_horizon: int = flag(0, "only the first N moves of a playout earn AMAF credit (0: all of them)", metavar="N")
+    amaf_decay: float = flag(0.0, "AMAF credit of a playout move weighted from 1 at the playout's start down to "
+                                  "1 / (1 + D) at its end (0: all weigh 1; kernels/playout.py)", metavar="D")
     # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
     policy: str = flag("mogo", "playouts: uniform, or mogo (seed 000 sec. 3.6's pattern-biased rules)", group="policy")
     save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
@@ -122,7 +124,7 @@ class SearchParams:
         """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""
         from gojax.kernels.playout import PlayoutConfig
         return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, amaf_rule_moves=self.amaf_rule_moves,
-                             amaf_horizon=self.amaf_horizon,
+                             amaf_horizon=self.amaf_horizon, amaf_decay=self.amaf_decay,
                              pool_prob=self.pool_prob,
                              cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob, save_prob=self.save_prob,
                              pattern_prob=self.pattern_prob, capture_prob=self.capture_prob,

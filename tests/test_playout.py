@@ -256,3 +256,29 @@ def test_amaf_horizon_credits_only_the_first_moves():
     assert (one.amaf_count <= every.amaf_count).all()
     with pytest.raises(ValueError, match="amaf_horizon"):
         PlayoutConfig(amaf_horizon=-1)
+
+
+def test_amaf_decay_weights_each_credit_by_how_early_its_point_was_first_played():
+    # Same games as without decay; each credit of a playout of T moves whose point was first
+    # played at step t weighs (1 + d (T - t) / T) / (1 + d).
+    starts = start_positions()
+    d, k = 3.0, 4
+    config = PlayoutConfig(policy="mogo", amaf_decay=d)
+    batch = stack([from_host(b) for b in starts])
+    res = jax.device_get(run_playouts(batch, jax.random.key(11), k, config, record_moves=True))
+    plain = jax.device_get(run_playouts(batch, jax.random.key(11), k, PlayoutConfig(policy="mogo")))
+    np.testing.assert_array_equal(res.z, plain.z)
+    g = starts[0].geometry
+    for i, start in enumerate(starts):
+        count = np.zeros((2, g.num_points))
+        for j in range(k):
+            _, first_by_any, _, n, _, _ = replay(start, res.history[i, j], g.move_cap, config)
+            steps = {}
+            for t, p in enumerate(res.history[i, j, :n].tolist()):
+                steps.setdefault(p, t)
+            for p, who in first_by_any.items():
+                count[0 if who == BLACK else 1, p] += (1 + d * (n - steps[p]) / n) / (1 + d)
+        np.testing.assert_allclose(res.amaf_count[i], count, rtol=1e-5)
+    assert res.amaf_count.sum() < plain.amaf_count.sum()
+    with pytest.raises(ValueError, match="amaf_decay"):
+        PlayoutConfig(amaf_decay=1.0, amaf_rule="same_colour")
