@@ -15,6 +15,10 @@ order the candidates:
   amaf rank the rank (1 = first) of the oracle's best candidate among all the mover's legal
            points by their AMAF value (points no playout credited come last; ties count half):
            how many moves an early tree, led by Q~, tries before the right one.
+  root rank the same rank by the value the search's tree policy gives each move of a fresh
+           root (search/select.py) once those playouts' AMAF tables are added to its prior:
+           prior and AMAF together, as a search sees them before its children have
+           simulations; `prior rank` is the rank by the root's prior alone.
 A search grows its tree where the playouts say so: playouts that order moves better need fewer
 of them to find the move, which is what a match against Pachi at equal playouts measures, with
 far more noise.  Every setting judges the same positions with the same keys (common random
@@ -47,7 +51,9 @@ from bench.oracle_positions import parse_settings  # noqa: E402
 from bench.oracle_review import position  # noqa: E402
 from gojax.kernels.geometry import BLACK  # noqa: E402
 from gojax.kernels.host import IllegalMove  # noqa: E402
+from gojax.search.mcts import Search  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
+from gojax.search.select import action_values  # noqa: E402
 
 
 def cases(folder: str, review: str, min_playouts: int, every: int) -> list[dict]:
@@ -81,10 +87,12 @@ def cases(folder: str, review: str, min_playouts: int, every: int) -> list[dict]
 
 
 def _played_out(boards: list, params: SearchParams, playouts: int, seed: int, batch: int, offset: int):
-    """(Black's win rate [n], AMAF value for Black [n, 2, P]) of each board's playouts."""
+    """(Black's win rate [n], AMAF value for Black [n, 2, P], AMAF count [n, 2, P]) of each
+    board's playouts."""
     config = params.playout_config()
     black = np.empty(len(boards))
     amaf = np.empty((len(boards), 2, boards[0].geometry.num_points))
+    count = np.empty_like(amaf)
     for i in tqdm(range(0, len(boards), batch), desc="batches", unit="batch", leave=False):
         chunk = boards[i:i + batch]
         n = len(chunk)
@@ -92,7 +100,8 @@ def _played_out(boards: list, params: SearchParams, playouts: int, seed: int, ba
         r = gojax.evaluate(chunk, playouts=playouts, config=config, seed=seed, start_index=offset + i)
         black[i:i + n] = r["win_rate"][:n]
         amaf[i:i + n] = r["amaf_value"][:n]
-    return black, amaf
+        count[i:i + n] = r["amaf_count"][:n]
+    return black, amaf, count
 
 
 def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: int, batch: int,
@@ -105,18 +114,37 @@ def playout_values(cs: list[dict], params: SearchParams, playouts: int, seed: in
     if amaf_only:
         black = np.full(len(boards), np.nan)
     else:
-        black, _ = _played_out(boards, params, playouts, seed, batch, 0)
-    _, amaf = _played_out([c["before"] for c in cs], params, amaf_playouts or playouts, seed, batch, len(boards))
-    values, amafs, ranks, k = [], [], [], 0
+        black, _, _ = _played_out(boards, params, playouts, seed, batch, 0)
+    _, amaf, count = _played_out([c["before"] for c in cs], params, amaf_playouts or playouts, seed, batch, len(boards))
+    values, amafs, ranks, k = [], [], {"amaf": [], "root": [], "prior": []}, 0
     for j, c in enumerate(cs):
         v = black[k:k + len(c["moves"])]
         values.append(v if c["mover"] == BLACK else 1.0 - v)
         row = amaf[j, 0 if c["mover"] == BLACK else 1]
         row = row if c["mover"] == BLACK else 1.0 - row
         amafs.append(row[c["points"]])
-        ranks.append(amaf_rank(row, c["before"].legal_points(), c["points"][int(np.argmax(c["oracle"]))]))
+        best = c["points"][int(np.argmax(c["oracle"]))]
+        ranks["amaf"].append(amaf_rank(row, c["before"].legal_points(), best))
+        mover = 0 if c["mover"] == BLACK else 1
+        wins = np.nan_to_num(amaf[j, mover] * count[j, mover])  # Black's, as the tree keeps them
+        ranks["root"].append(root_rank(c["before"], params, count[j, mover], wins, best))
+        ranks["prior"].append(root_rank(c["before"], params, np.zeros_like(wins), np.zeros_like(wins), best))
         k += len(c["moves"])
     return values, amafs, ranks
+
+
+def root_rank(board, params: SearchParams, amaf_count: np.ndarray, amaf_wins: np.ndarray, best: int) -> float:
+    """Rank of point `best` among the legal points by the tree policy's value at a fresh root of
+    `board` whose AMAF statistics (the mover's row, [P]; wins are Black's) are added to its prior."""
+    search = Search(board, params)
+    tree, root = search.tree, search.root
+    p = board.geometry.num_points
+    legal = tree.legal[root, :p]
+    tree.na[root, :p] += np.where(legal, amaf_count, 0.0)
+    tree.wa[root, :p] += np.where(legal, amaf_wins, 0.0)
+    v = action_values(tree, root, params)[:p]
+    points = np.flatnonzero(legal)
+    return 1.0 + float((v[points] > v[best]).sum()) + 0.5 * float((v[points] == v[best]).sum() - 1)
 
 
 def amaf_rank(value: np.ndarray, legal: list[int], best: int) -> float:
@@ -140,7 +168,7 @@ def pair_order(oracle: np.ndarray, v: np.ndarray, margin: float) -> float:
     return agree / n if n else math.nan
 
 
-def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ranks: list[float],
+def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ranks: dict[str, list[float]],
            margin: float) -> dict[str, np.ndarray]:
     """Per-position metrics (NaN where a position has no pair beyond the margin)."""
     pairs, top, err, bias, amaf = [], [], [], [], []
@@ -155,7 +183,9 @@ def scores(cs: list[dict], values: list[np.ndarray], amafs: list[np.ndarray], ra
         err.append(float(np.abs(v - o).mean()))
         bias.append(float((v - o).mean()))
     return {"pairs": np.array(pairs), "top1": np.array(top), "error": np.array(err), "bias": np.array(bias),
-            "amaf": np.array(amaf), "amaf_rank": np.array(ranks), "amaf_top3": (np.array(ranks) <= 3).astype(float)}
+            "amaf": np.array(amaf), "amaf_rank": np.array(ranks["amaf"]),
+            "amaf_top3": (np.array(ranks["amaf"]) <= 3).astype(float), "root_rank": np.array(ranks["root"]),
+            "root_top3": (np.array(ranks["root"]) <= 3).astype(float), "prior_rank": np.array(ranks["prior"])}
 
 
 def mean_se(x: np.ndarray) -> tuple[float, float]:
@@ -194,7 +224,8 @@ def main(argv=None) -> int:
           f"{args.amaf_playouts or args.playouts} from each position for AMAF")
     results, base = {}, None
     header = ("setting".ljust(14) + "pairs in order    top-1             abs error         bias    "
-              "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  vs first: rank  in amaf top 3")
+              "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  vs first: rank  in amaf top 3"
+              "     root rank       vs first: rank  in root top 3    prior rank")
     rows = []
     for name, overrides in settings.items():
         t = time.perf_counter()
@@ -206,6 +237,7 @@ def main(argv=None) -> int:
         figs["pairs_minus_first"] = mean_se(s["pairs"] - base["pairs"])
         figs["amaf_minus_first"] = mean_se(s["amaf"] - base["amaf"])
         figs["amaf_rank_minus_first"] = mean_se(s["amaf_rank"] - base["amaf_rank"])
+        figs["root_rank_minus_first"] = mean_se(s["root_rank"] - base["root_rank"])
         results[name] = {"settings": overrides, "seconds": time.perf_counter() - t,
                          **{k: {"mean": m, "se": e} for k, (m, e) in figs.items()}}
         cell = "{0:+.3f} +- {1:.3f}".format
@@ -214,7 +246,11 @@ def main(argv=None) -> int:
                     + f"  {figs['amaf'][0]:.3f} +- {figs['amaf'][1]:.3f}  {cell(*figs['amaf_minus_first'])}"
                     + f"  {figs['amaf_rank'][0]:5.2f} +- {figs['amaf_rank'][1]:.2f}"
                     + f"     {figs['amaf_rank_minus_first'][0]:+.2f} +- {figs['amaf_rank_minus_first'][1]:.2f}"
-                    + f"     {figs['amaf_top3'][0]:.3f} +- {figs['amaf_top3'][1]:.3f}")
+                    + f"     {figs['amaf_top3'][0]:.3f} +- {figs['amaf_top3'][1]:.3f}"
+                    + f"  {figs['root_rank'][0]:5.2f} +- {figs['root_rank'][1]:.2f}"
+                    + f"     {figs['root_rank_minus_first'][0]:+.2f} +- {figs['root_rank_minus_first'][1]:.2f}"
+                    + f"     {figs['root_top3'][0]:.3f} +- {figs['root_top3'][1]:.3f}"
+                    + f"  {figs['prior_rank'][0]:5.2f} +- {figs['prior_rank'][1]:.2f}")
         print(rows[-1], flush=True)
         if args.out:  # after every setting, so a stopped run keeps what it finished
             with open(args.out, "w") as f:

@@ -40,6 +40,9 @@ class SearchParams:
     prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py)")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
+    prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
+                                         "(eq. 48-52; negative: M): a prior that the AMAF term carries fades as "
+                                         "eq. 47's beta does", metavar="M~")
     shape_model: str = flag("", "--prior shape: gammas from `gojax learn-prior` (empty: the bundled 9x9 model)",
                             metavar="NPZ")
     shape_temperature: float = flag(1.0, "--prior shape: H = sigmoid(log(n p) / T), p the model's move probability",

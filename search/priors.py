@@ -133,8 +133,9 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     tree.w[at, acts] += m * hb
     # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
     amaf = acts != tree.pass_action
-    tree.na[at[amaf], acts[amaf]] += m
-    tree.wa[at[amaf], acts[amaf]] += m * hb[amaf]
+    m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
+    tree.na[at[amaf], acts[amaf]] += m_amaf
+    tree.wa[at[amaf], acts[amaf]] += m_amaf * hb[amaf]
     tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
 
 

@@ -136,3 +136,18 @@ def test_device_prior_codes_equal_the_host_prior(size):
         np.testing.assert_array_equal(values_from_codes(b, pts, c), mogo_values(b, pts), err_msg=str(b))
         kinds |= set(c[pts].tolist())
     assert {policy.PRIOR_BAD, policy.PRIOR_NEUTRAL, policy.PRIOR_GOOD} <= kinds
+
+
+def test_the_amaf_side_of_the_prior_can_carry_its_own_weight():
+    # C(s,a) = M on the MC side, C~(s,a) = M~ on the AMAF side, both at H (eq. 48-52).
+    from gojax.search.mcts import Search
+    from gojax.search.params import SearchParams
+    b = Board(5)
+    p = b.geometry.num_points
+    same = Search(b, SearchParams(prior="mogo", prior_equiv=25)).tree
+    apart = Search(b, SearchParams(prior="mogo", prior_equiv=25, prior_amaf_equiv=100)).tree
+    np.testing.assert_array_equal(apart.n[0], same.n[0])
+    np.testing.assert_array_equal(apart.w[0], same.w[0])
+    np.testing.assert_array_equal(apart.na[0, :p], 4 * same.na[0, :p])
+    np.testing.assert_allclose(apart.wa[0, :p], 4 * same.wa[0, :p])
+    assert same.na[0, :p].max() == 25
