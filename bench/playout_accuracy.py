@@ -225,7 +225,7 @@ def main(argv=None) -> int:
     results, base = {}, None
     header = ("setting".ljust(14) + "pairs in order    top-1             abs error         bias    "
               "vs first: pairs   amaf pairs        vs first: amaf    amaf rank of best  vs first: rank  in amaf top 3"
-              "     root rank       vs first: rank  in root top 3    prior rank")
+              "     root rank       vs first: rank  in root top 3    prior rank     vs first: rank")
     rows = []
     for name, overrides in settings.items():
         t = time.perf_counter()
@@ -238,6 +238,7 @@ def main(argv=None) -> int:
         figs["amaf_minus_first"] = mean_se(s["amaf"] - base["amaf"])
         figs["amaf_rank_minus_first"] = mean_se(s["amaf_rank"] - base["amaf_rank"])
         figs["root_rank_minus_first"] = mean_se(s["root_rank"] - base["root_rank"])
+        figs["prior_rank_minus_first"] = mean_se(s["prior_rank"] - base["prior_rank"])
         results[name] = {"settings": overrides, "seconds": time.perf_counter() - t,
                          **{k: {"mean": m, "se": e} for k, (m, e) in figs.items()}}
         cell = "{0:+.3f} +- {1:.3f}".format
@@ -250,7 +251,8 @@ def main(argv=None) -> int:
                     + f"  {figs['root_rank'][0]:5.2f} +- {figs['root_rank'][1]:.2f}"
                     + f"     {figs['root_rank_minus_first'][0]:+.2f} +- {figs['root_rank_minus_first'][1]:.2f}"
                     + f"     {figs['root_top3'][0]:.3f} +- {figs['root_top3'][1]:.3f}"
-                    + f"  {figs['prior_rank'][0]:5.2f} +- {figs['prior_rank'][1]:.2f}")
+                    + f"  {figs['prior_rank'][0]:5.2f} +- {figs['prior_rank'][1]:.2f}"
+                    + f"  {figs['prior_rank_minus_first'][0]:+.2f} +- {figs['prior_rank_minus_first'][1]:.2f}")
         print(rows[-1], flush=True)
         if args.out:  # after every setting, so a stopped run keeps what it finished
             with open(args.out, "w") as f:
