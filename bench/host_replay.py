@@ -8,7 +8,7 @@ the recorded results at once.  The search is deterministic given those results, 
 builds the same tree (checked), and its wall time is host work only, on one thread.
 
     python bench/host_replay.py [--simulations 3000] [--leaves 8] [--playouts-per-leaf 4] [--replays 5]
-                                [--trees G] [--profile N]
+                                [--trees G] [--profile N] [--set FIELD=VALUE]
 
 Reports the median replay time per search and per leaf.  `--trees G` replays forests of G trees
 (as `gojax bench --search --trees G` builds them) instead of lone searches; `--profile N` prints
@@ -62,6 +62,19 @@ class ReplaySimulator(Simulator):
         return done
 
 
+def parse_sets(items: list[str]) -> dict:
+    """FIELD=VALUE pairs as SearchParams keyword arguments, each value of its field's type."""
+    types = {f.name: type(f.default) for f in dataclasses.fields(SearchParams)}
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in types:
+            raise SystemExit(f"--set {item}: no SearchParams field {name!r}")
+        kind = types[name]
+        out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", type=int, default=9)
@@ -71,8 +84,10 @@ def main() -> None:
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--trees", type=int, default=1, help="G: replay forests of G trees")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="a SearchParams field (repeatable), e.g. descend_in_flight=false")
     args = ap.parse_args()
-    params = SearchParams(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf)
+    params = SearchParams(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, **parse_sets(args.set))
     positions = bench_positions(args.board)
     if args.trees > 1:
         boards = [positions[g % len(positions)] for g in range(args.trees)]

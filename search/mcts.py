@@ -148,8 +148,11 @@ class Search:
         tree, params = self.tree, self.params
         node = self.root
         nodes, actions = [node], []
+        stop = params.stops_in_flight
         while not tree.over[node]:
             if not tree.initialised[node]:
+                if stop and node != self.root:  # its playouts are on the device: play more from it
+                    break
                 self._initialise(node)
             a = int(tree.value[node].argmax())
             actions.append(a)
@@ -159,7 +162,7 @@ class Search:
             node = child
             nodes.append(child)
         board = tree.boards[nodes[-1]]
-        if len(actions) == len(nodes):  # the last action's child is not in the tree
+        if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
             if not tree.full:
@@ -320,10 +323,12 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     rows, paths, new_nodes, new_rows, new_boards, repeats = [], [], [], [], [], []
     for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
         ready = s.tree.legal_ready
+        taken = set()  # a node two leaves of the round end at (a descent stopped there) starts once
         for i, leaf in enumerate(ls):
             row = start + i
             new = leaf.nodes[-1]
-            if len(leaf.nodes) > len(leaf.actions) and not ready[new]:
+            if len(leaf.nodes) > len(leaf.actions) and not ready[new] and new not in taken:
+                taken.add(new)
                 # The new node's legal moves: the device's masks for the leaf position, less superko.
                 new_nodes.append(new + off)
                 new_rows.append(row)
@@ -376,15 +381,22 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         return [searches[0].descend()]
     store, offs = _store(searches)
     params = searches[0].params
-    node = offs + np.array([s.root for s in searches], np.int64)  # store indices
+    roots = offs + np.array([s.root for s in searches], np.int64)  # store indices
+    node = roots.copy()
     paths = [[s.root] for s in searches]  # each tree's own indices
     actions: list[list[int]] = [[] for _ in searches]
     expand: dict[int, int] = {}  # search -> the action whose child is not in the tree
     live = np.flatnonzero(~store.over[node])
     while live.size:
         cold = live[~store.initialised[node[live]]]
+        if cold.size and params.stops_in_flight:  # only roots go on; the rest end their descent
+            at_root = node[cold] == roots[cold]
+            live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
+            cold = cold[at_root]
         if cold.size:  # roots, and nodes whose playouts are still on the device
             _initialise_nodes(searches, store, offs, cold, node[cold])
+        if not live.size:
+            break
         a = store.value[node[live]].argmax(1)
         child = store.child[node[live], a]
         for j, aj in zip(live.tolist(), a.tolist()):

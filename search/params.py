@@ -89,6 +89,10 @@ class SearchParams:
     playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "
                                      "device call is one round of feedback to the tree", metavar="K")
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
+    descend_in_flight: bool = flag(True, "a descent that reaches a node whose playouts are still on the device "
+                                         "gives it its prior on the host and descends on (false: it stops there "
+                                         "and the leaf plays K more playouts from that node, which then takes "
+                                         "its prior from the device's verdicts: less host work per leaf)")
     # --- the tree's moves ---------------------------------------------------------------------
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
     #                               Go and converges to its minimax value); "endgame": only after
@@ -139,6 +143,12 @@ class SearchParams:
     def uses_mogo_verdicts(self) -> bool:
         """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
         return self.prior in ("mogo", "shape")
+
+    @property
+    def stops_in_flight(self) -> bool:
+        """A descent ends at a node whose prior is still to come from the device (every prior
+        but the grandfather's, which reads the tree when a descent first passes through)."""
+        return not self.descend_in_flight and self.prior != "grandfather"
 
     @property
     def batch(self) -> int:
