@@ -1,28 +1,69 @@
 """Small host-side tactical readers used by the heuristic priors.
 
 `extension_escapes`: does extending a chain out of atari get it away, or does it only prolong a
-ladder?  Read by playing the ladder out on host-twin copies: after the extension the chain must
-reach three liberties, or capture an attacking stone, before the attacker runs it into the edge
-or its own stones.  A read that goes past `budget` moves is called an escape (unknown).
+ladder?  Read by playing the ladder out: after the extension the chain must reach three
+liberties, or capture an attacking stone, before the attacker runs it into the edge or its own
+stones.  A read that goes past `budget` moves is called an escape (unknown).
+
+The read plays on plain lists of stones with the host board's rules (occupied, suicide, simple
+ko; no superko, as a read never repeats a position worth forbidding): a Board copy per move
+(its superko history, its record) cost most of a read.  tests/test_priors.py holds it equal to
+the same read played with `Board.play`.
 """
 
 from __future__ import annotations
 
-from gojax.kernels.geometry import opponent
-from gojax.kernels.host import Board, IllegalMove
+from gojax.kernels.geometry import EMPTY, opponent
+from gojax.kernels.host import Board
 
 
-def _libs(board: Board, p: int) -> set[int]:
-    return board.group(p)[1]
+def _chain(stones: list[int], nbrs, p: int) -> tuple[set[int], set[int]]:
+    """(stones, liberties) of the chain through stone p."""
+    color, chain, libs, todo = stones[p], {p}, set(), [p]
+    while todo:
+        for r in nbrs[todo.pop()]:
+            s = stones[r]
+            if s == EMPTY:
+                libs.add(r)
+            elif s == color and r not in chain:
+                chain.add(r)
+                todo.append(r)
+    return chain, libs
 
 
-def _can_capture_attacker(board: Board, chain_point: int) -> bool:
+def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[list[int], int | None] | None:
+    """`Board.play(p, superko=False)` for the side to move on a list: the stones after the move
+    and the new simple-ko point, or None when the move is illegal (occupied, ko, suicide)."""
+    if stones[p] != EMPTY or p == ko:
+        return None
+    after = stones.copy()
+    after[p] = color
+    opp, captured = opponent(color), []
+    for q in nbrs[p]:
+        if after[q] == opp and q not in captured:
+            chain, libs = _chain(after, nbrs, q)
+            if not libs:
+                captured.extend(chain)
+    if captured:
+        for q in captured:
+            after[q] = EMPTY
+    elif not _chain(after, nbrs, p)[1]:
+        return None  # suicide
+    new_ko = None
+    if len(captured) == 1:
+        group, libs = _chain(after, nbrs, p)
+        if len(group) == 1 and len(libs) == 1:
+            new_ko = captured[0]
+    return after, new_ko
+
+
+def _can_capture_attacker(stones: list[int], nbrs, chain_point: int) -> bool:
     """Is a stone touching the defender's chain in atari (so the defender can take it)?"""
-    stones, _ = board.group(chain_point)
-    attacker = opponent(board.stones[chain_point])
-    for s in stones:
-        for q in board.geometry.neighbors[s]:
-            if board.stones[q] == attacker and len(_libs(board, q)) == 1:
+    chain, _ = _chain(stones, nbrs, chain_point)
+    attacker = opponent(stones[chain_point])
+    for s in chain:
+        for q in nbrs[s]:
+            if stones[q] == attacker and len(_chain(stones, nbrs, q)[1]) == 1:
                 return True
     return False
 
@@ -30,18 +71,20 @@ def _can_capture_attacker(board: Board, chain_point: int) -> bool:
 def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
     """The side to move extends at p (the last liberty of one of its chains).  True when the
     chain gets away: three or more liberties, or a capture of an attacker, at some point."""
+    nbrs = board.geometry.neighbors
+    defender = board.to_play
+    attacker = opponent(defender)
     moves = [0]
 
-    def defend(b: Board, q: int) -> bool:
+    def defend(stones: list[int], ko: int | None, q: int) -> bool:
         moves[0] += 1
         if moves[0] > budget:
             return True
-        b = b.copy()
-        try:
-            b.play(q, superko=False)
-        except IllegalMove:
+        played = _play(stones, ko, defender, q, nbrs)
+        if played is None:
             return False
-        libs = _libs(b, q)
+        b, b_ko = played
+        libs = _chain(b, nbrs, q)[1]
         if len(libs) >= 3:
             return True
         if len(libs) <= 1:
@@ -49,17 +92,16 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
         # Two liberties: the attacker (now to move) tries an atari on each.
         for a in libs:
             other = next(iter(libs - {a}))
-            after = b.copy()
-            try:
-                after.play(a, superko=False)
-            except IllegalMove:
+            tried = _play(b, b_ko, attacker, a, nbrs)
+            if tried is None:
                 continue
-            if len(_libs(after, q)) != 1:
+            after, after_ko = tried
+            if len(_chain(after, nbrs, q)[1]) != 1:
                 continue
-            if _can_capture_attacker(after, q):
+            if _can_capture_attacker(after, nbrs, q):
                 continue  # the defender takes the atari stone (or another attacker) and lives on
-            if not defend(after, other):
+            if not defend(after, after_ko, other):
                 return False
         return True
 
-    return defend(board, p)
+    return defend(board.stones.tolist(), board.ko, p)

@@ -151,3 +151,69 @@ def test_the_amaf_side_of_the_prior_can_carry_its_own_weight():
     np.testing.assert_array_equal(apart.na[0, :p], 4 * same.na[0, :p])
     np.testing.assert_allclose(apart.wa[0, :p], 4 * same.wa[0, :p])
     assert same.na[0, :p].max() == 25
+
+
+def _escapes_on_boards(board: Board, p: int, budget: int = 60) -> bool:
+    """The ladder read of search/tactics.extension_escapes played with Board copies and
+    Board.play: the obviously correct version the list-based reader must equal."""
+    from gojax.kernels.host import IllegalMove
+    moves = [0]
+
+    def libs(b, q):
+        return b.group(q)[1]
+
+    def attacker_in_atari(b, q):
+        attacker = WHITE if b.stones[q] == BLACK else BLACK
+        return any(b.stones[r] == attacker and len(libs(b, r)) == 1
+                   for s in b.group(q)[0] for r in b.geometry.neighbors[s])
+
+    def defend(b, q):
+        moves[0] += 1
+        if moves[0] > budget:
+            return True
+        b = b.copy()
+        try:
+            b.play(q, superko=False)
+        except IllegalMove:
+            return False
+        ls = libs(b, q)
+        if len(ls) != 2:
+            return len(ls) >= 3
+        for a in ls:
+            other = next(iter(ls - {a}))
+            after = b.copy()
+            try:
+                after.play(a, superko=False)
+            except IllegalMove:
+                continue
+            if len(libs(after, q)) == 1 and not attacker_in_atari(after, q) and not defend(after, other):
+                return False
+        return True
+
+    return defend(board, p)
+
+
+@pytest.mark.parametrize("size", [7, 9, 13])
+def test_the_ladder_reader_equals_the_read_on_host_boards(size):
+    """Every extension out of atari in random games reads the same, at full and tiny budgets."""
+    from gojax.search.tactics import extension_escapes
+    rng = np.random.default_rng(100 + size)
+    reads = outcomes = 0
+    seen_outcomes = set()
+    for _ in range(40):
+        b = Board(size)
+        for _ in range(int(rng.integers(size * size // 2, 2 * size * size))):
+            pts = b.legal_points()
+            if not pts:
+                break
+            for p in np.flatnonzero(b.stones == 0).tolist():  # extend a chain in atari at its last liberty
+                libs = [b.group(q)[1] for q in b.geometry.neighbors[p] if b.stones[q] == b.to_play]
+                if any(ls == {p} for ls in libs):
+                    for budget in (60, 3):
+                        got = extension_escapes(b, p, budget)
+                        assert got == _escapes_on_boards(b, p, budget), (str(b), p, budget)
+                        seen_outcomes.add(got)
+                    reads += 1
+            b.play(int(rng.choice(pts)))
+    outcomes = len(seen_outcomes)
+    assert reads >= 50 and outcomes == 2
