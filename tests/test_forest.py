@@ -26,10 +26,13 @@ def summary(r):
     return r.move, [(m.move, m.visits, round(m.q, 6) if m.q == m.q else None) for m in r.moves], round(r.root_value, 6)
 
 
-@pytest.mark.parametrize("prior, pool", [("shape", 0.0), ("mogo", 0.0), ("none", 0.0), ("shape", 0.5)])
-def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool):
-    """poolRave too: each tree's pools travel with its rows of the round."""
-    base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior, pool_prob=pool, pool_min_visits=16)
+@pytest.mark.parametrize("prior, pool, descend", [("shape", 0.0, True), ("mogo", 0.0, True), ("none", 0.0, True),
+                                                  ("shape", 0.5, True), ("shape", 0.0, False)])
+def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool, descend):
+    """poolRave too: each tree's pools travel with its rows of the round; and descents that stop
+    at nodes whose playouts are still on the device."""
+    base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior, pool_prob=pool, pool_min_visits=16,
+                        descend_in_flight=descend)
     params = [dataclasses.replace(base, seed=s) for s in (3, 5, 7)]
     budgets = [64, 96, 32]  # trees stop at different rounds
     forest = Forest(positions(), params).run(budgets, stop_early=False)
@@ -106,3 +109,28 @@ def test_root_parallel_player_merges_the_trees_roots():
     assert r.moves[0].move == r.move and r.pv[0] == r.move
     p.genmove(WHITE)  # the trees are advanced and reused
     assert p.last.simulations == 96
+
+
+def test_a_descent_stops_at_a_node_whose_playouts_are_on_the_device():
+    """With descend_in_flight off, a round's descents that reach one of the round's (or the
+    last round's) new nodes end there: no node is given its prior on the host, and the tree
+    grows by fewer nodes than it has leaves."""
+    from gojax.search import priors
+    params = SearchParams(leaves=8, playouts_per_leaf=4, descend_in_flight=False, seed=1)
+    on_host = []
+    original = priors.initialise
+
+    def spy(tree, nodes, p, codes=None):
+        if codes is None:
+            on_host.append(list(nodes))
+        return original(tree, nodes, p, codes)
+
+    priors.initialise = spy
+    try:
+        search = Search(positions()[0], params)
+        result = search.run(simulations=320, stop_early=False)
+    finally:
+        priors.initialise = original
+    assert on_host == [[0]]  # the root alone, when the search was made
+    assert result.nodes < 1 + 320 // 4
+    assert bool(search.tree.initialised[:result.nodes].all())
