@@ -60,11 +60,14 @@ def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[
 def _can_capture_attacker(stones: list[int], nbrs, chain_point: int) -> bool:
     """Is a stone touching the defender's chain in atari (so the defender can take it)?"""
     chain, _ = _chain(stones, nbrs, chain_point)
-    attacker = opponent(stones[chain_point])
+    attacker, seen = opponent(stones[chain_point]), set()
     for s in chain:
         for q in nbrs[s]:
-            if stones[q] == attacker and len(_chain(stones, nbrs, q)[1]) == 1:
-                return True
+            if stones[q] == attacker and q not in seen:
+                group, libs = _chain(stones, nbrs, q)
+                if len(libs) == 1:
+                    return True
+                seen |= group  # each attacking chain is read once
     return False
 
 
