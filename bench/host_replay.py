@@ -8,12 +8,13 @@ the recorded results at once.  The search is deterministic given those results, 
 builds the same tree (checked), and its wall time is host work only, on one thread.
 
     python bench/host_replay.py [--simulations 3000] [--leaves 8] [--playouts-per-leaf 4] [--replays 5]
-                                [--trees G] [--profile N] [--set FIELD=VALUE]
+                                [--trees G] [--profile N] [--set FIELD=VALUE] [--versus FIELD=VALUE,...]
 
 Reports the median replay time per search and per leaf.  `--trees G` replays forests of G trees
 (as `gojax bench --search --trees G` builds them) instead of lone searches; `--profile N` prints
-the N functions with the most cumulative time over one more replay.  Compare two checkouts by
-running it in each, alternating.
+the N functions with the most cumulative time over one more replay.  `--versus` replays other
+search settings in turn with the first in one process (ratios that survive a noisy machine);
+compare two checkouts by running it in each, alternating.
 """
 
 from __future__ import annotations
@@ -86,46 +87,64 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a SearchParams field (repeatable), e.g. descend_in_flight=false")
+    ap.add_argument("--versus", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
+                    help="another setting (repeatable), recorded and replayed in turn with the first in this "
+                         "process, order alternating: paired ratios on a noisy machine")
     args = ap.parse_args()
-    params = SearchParams(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, **parse_sets(args.set))
+    base = parse_sets(args.set)
+    settings = [("base", base)] + [(v, {**base, **parse_sets(v.split(","))}) for v in args.versus]
     positions = bench_positions(args.board)
-    if args.trees > 1:
-        boards = [positions[g % len(positions)] for g in range(args.trees)]
-        plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(args.trees)]
-        cases = [(boards, plist)]
-    else:
-        cases = [([pos], [params]) for pos in positions]
+
+    def cases_of(params):
+        if args.trees > 1:
+            boards = [positions[g % len(positions)] for g in range(args.trees)]
+            return [(boards, [dataclasses.replace(params, seed=params.seed + g) for g in range(args.trees)])]
+        return [([pos], [params]) for pos in positions]
 
     def search(boards, plist, sim):
         forest = Forest(boards, plist, sim)
         results = forest.run(args.simulations, stop_early=False)
         return [(r.nodes, r.move) for r in results], forest.last_timing["host_cpu_seconds"]
 
-    recorded = []
-    for boards, plist in cases:
-        sim = RecordingSimulator(params)
-        recorded.append((boards, plist, sim.results, search(boards, plist, sim)[0]))
-    times, cpus = [], []
-    for _ in range(args.replays):
-        for boards, plist, results, outcome in recorded:
-            t0 = time.perf_counter()
-            replayed, cpu = search(boards, plist, ReplaySimulator(params, results))
-            times.append(time.perf_counter() - t0)
-            cpus.append(cpu)
-            if replayed != outcome:
-                raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
-    per_case = statistics.median(times)
+    recorded = {}  # setting -> [(boards, plist, device results, outcome)]
+    for name, fields in settings:
+        params = SearchParams(leaves=args.leaves, playouts_per_leaf=args.playouts_per_leaf, **fields)
+        recorded[name] = []
+        for boards, plist in cases_of(params):
+            sim = RecordingSimulator(params)
+            recorded[name].append((boards, plist, sim.results, search(boards, plist, sim)[0]))
+    times = {name: [] for name, _ in settings}  # per replay: wall seconds and CPU seconds over the cases
+    cpus = {name: [] for name, _ in settings}
+    for i in range(args.replays):
+        for name, _ in (settings if i % 2 == 0 else settings[::-1]):
+            wall = cpu = 0.0
+            for boards, plist, results, outcome in recorded[name]:
+                t0 = time.perf_counter()
+                replayed, c = search(boards, plist, ReplaySimulator(plist[0], results))
+                wall += time.perf_counter() - t0
+                cpu += c
+                if replayed != outcome:
+                    raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
+            times[name].append(wall / len(recorded[name]))
+            cpus[name].append(cpu / len(recorded[name]))
     leaves = args.trees * args.simulations / args.playouts_per_leaf
-    print(f"{args.board}x{args.board}, G={args.trees}, {args.simulations} simulations per tree, "
-          f"L{args.leaves} x K{args.playouts_per_leaf}: host work {per_case:.3f} s per "
-          f"{'forest' if args.trees > 1 else 'search'} (median of {len(times)}), "
-          f"{1e3 * per_case / leaves:.3f} ms per leaf; the search loop's CPU alone (as `gojax bench` "
-          f"counts it) {1e3 * statistics.median(cpus) / leaves:.3f} ms per leaf; "
-          f"nodes {[o[0] for o in recorded[0][3][:4]]}")
+    for name, _ in settings:
+        per_case = statistics.median(times[name])
+        nodes = [o[0] for o in recorded[name][0][3]]
+        print(f"{'' if name == 'base' else name + ': '}{args.board}x{args.board}, G={args.trees}, "
+              f"{args.simulations} simulations per tree, L{args.leaves} x K{args.playouts_per_leaf}: host work "
+              f"{per_case:.3f} s per {'forest' if args.trees > 1 else 'search'} (median of {args.replays}), "
+              f"{1e3 * per_case / leaves:.3f} ms per leaf; the search loop's CPU alone (as `gojax bench` "
+              f"counts it) {1e3 * statistics.median(cpus[name]) / leaves:.3f} ms per leaf; "
+              f"nodes {nodes[:4]} ({sum(nodes)} in all)")
+        if name != "base":
+            ratios = sorted(b / a for a, b in zip(cpus["base"], cpus[name]))
+            print(f"  CPU per leaf over the base's, replay by replay: median {statistics.median(ratios):.3f}, "
+                  f"{ratios[0]:.3f} .. {ratios[-1]:.3f}")
     if args.profile:
-        boards, plist, results, _ = recorded[0]
+        boards, plist, results, _ = recorded["base"][0]
         prof = cProfile.Profile()
-        prof.runcall(search, boards, plist, ReplaySimulator(params, results))
+        prof.runcall(search, boards, plist, ReplaySimulator(plist[0], results))
         pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
         pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
 
