@@ -86,7 +86,7 @@ def main() -> None:
     ap.add_argument("--trees", type=int, default=1, help="G: replay forests of G trees")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                    help="a SearchParams field (repeatable), e.g. descend_in_flight=false")
+                    help="a SearchParams field (repeatable), e.g. in_flight=sidestep")
     ap.add_argument("--versus", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
                     help="another setting (repeatable), recorded and replayed in turn with the first in this "
                          "process, order alternating: paired ratios on a noisy machine")

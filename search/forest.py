@@ -19,8 +19,8 @@ on every path at once; the new nodes' legal masks, their priors, the backup with
 credits and the refresh of the touched values are one call each.  What stays a Python loop is
 per leaf: playing the leaf's move on a copy of its host board and its superko check; and the
 priors of nodes a descent reaches while their own playouts are still on the device, which the
-host computes from its boards (with `descend_in_flight` off such a descent stops there instead:
-less host work, weaker play per simulation; bench/results/forest/README.md).
+host computes from its boards (`in_flight`: such a descent may instead take the parent's next
+best action, or stop there; less host work, bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.

@@ -148,13 +148,15 @@ class Search:
         tree, params = self.tree, self.params
         node = self.root
         nodes, actions = [node], []
-        stop = params.stops_in_flight
+        rule = params.in_flight_rule
         while not tree.over[node]:
             if not tree.initialised[node]:
-                if stop and node != self.root:  # its playouts are on the device: play more from it
+                if rule == "stop" and node != self.root:  # its playouts are on the device: play more from it
                     break
                 self._initialise(node)
             a = int(tree.value[node].argmax())
+            if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
+                a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
             actions.append(a)
             child = int(tree.child[node, a])
             if child < 0:
@@ -381,6 +383,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         return [searches[0].descend()]
     store, offs = _store(searches)
     params = searches[0].params
+    rule = params.in_flight_rule
     roots = offs + np.array([s.root for s in searches], np.int64)  # store indices
     node = roots.copy()
     paths = [[s.root] for s in searches]  # each tree's own indices
@@ -389,7 +392,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     live = np.flatnonzero(~store.over[node])
     while live.size:
         cold = live[~store.initialised[node[live]]]
-        if cold.size and params.stops_in_flight:  # only roots go on; the rest end their descent
+        if cold.size and rule == "stop":  # only roots go on; the rest end their descent
             at_root = node[cold] == roots[cold]
             live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
             cold = cold[at_root]
@@ -397,8 +400,15 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             _initialise_nodes(searches, store, offs, cold, node[cold])
         if not live.size:
             break
-        a = store.value[node[live]].argmax(1)
+        rows = store.value[node[live]]
+        a = rows.argmax(1)
         child = store.child[node[live], a]
+        if rule == "sidestep":
+            off = offs[live]
+            hit = np.flatnonzero(_pending(store, np.where(child >= 0, child + off, -1)))
+            if hit.size:
+                a[hit] = _sidestep(store, rows[hit], store.child[node[live[hit]]], off[hit][:, None], a[hit])
+                child[hit] = store.child[node[live[hit]], a[hit]]
         for j, aj in zip(live.tolist(), a.tolist()):
             actions[j].append(aj)
         has = child >= 0
@@ -431,6 +441,25 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     if params.virtual_loss:
         _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves
+
+
+def _pending(store, nodes):
+    """Which of `nodes` (store indices, -1 for none) wait for their playouts and prior: made by a
+    descent, not yet backed up (a finished game's node is never descended through, so it is not
+    pending)."""
+    nodes = np.asarray(nodes)
+    safe = np.maximum(nodes, 0)
+    return (nodes >= 0) & ~store.initialised[safe] & ~store.over[safe]
+
+
+def _sidestep(store, rows: np.ndarray, kids: np.ndarray, off, best: np.ndarray) -> np.ndarray:
+    """in_flight="sidestep": for each node's value row [n, A] and children [n, A] (its tree's
+    indices, `off` to the store's), the best action whose child is not pending; the old choice
+    `best` where every legal action's child is pending (the descent then gives it its prior on
+    the host)."""
+    rows = np.where(_pending(store, np.where(kids >= 0, kids + off, -1)), -np.inf, rows)
+    alt = rows.argmax(1)
+    return np.where(np.isfinite(rows[np.arange(len(rows)), alt]), alt, best)
 
 
 def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np.ndarray, nodes: np.ndarray) -> None:

@@ -17,8 +17,10 @@ FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo")
 PASS_IN_TREE = ("always", "endgame")
 RULES = ("chinese", "tromp-taylor")
+IN_FLIGHT = ("descend", "sidestep", "stop")
 CHOICES = {"selection": SELECTIONS, "schedule": SCHEDULES, "prior": PRIORS, "amaf_rule": AMAF_RULES,
-           "final_move": FINAL_MOVES, "pass_in_tree": PASS_IN_TREE, "policy": POLICIES, "rules": RULES}
+           "final_move": FINAL_MOVES, "pass_in_tree": PASS_IN_TREE, "policy": POLICIES, "rules": RULES,
+           "in_flight": IN_FLIGHT}
 
 
 def flag(default, help: str, group: str = "search", metavar: str | None = None):
@@ -89,10 +91,10 @@ class SearchParams:
     playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "
                                      "device call is one round of feedback to the tree", metavar="K")
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
-    descend_in_flight: bool = flag(True, "a descent that reaches a node whose playouts are still on the device "
-                                         "gives it its prior on the host and descends on (false: it stops there "
-                                         "and the leaf plays K more playouts from that node, which then takes "
-                                         "its prior from the device's verdicts: less host work per leaf)")
+    in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
+                                     "descend (give it its prior on the host and go on), sidestep (take the "
+                                     "parent's best action whose child is not in flight: no host prior) or stop "
+                                     "(end there; the leaf plays K more playouts from that node)")
     # --- the tree's moves ---------------------------------------------------------------------
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
     #                               Go and converges to its minimax value); "endgame": only after
@@ -145,10 +147,10 @@ class SearchParams:
         return self.prior in ("mogo", "shape")
 
     @property
-    def stops_in_flight(self) -> bool:
-        """A descent ends at a node whose prior is still to come from the device (every prior
-        but the grandfather's, which reads the tree when a descent first passes through)."""
-        return not self.descend_in_flight and self.prior != "grandfather"
+    def in_flight_rule(self) -> str:
+        """`in_flight` as the search applies it: the grandfather prior reads the tree when a
+        descent first passes through a node, so under it every descent descends."""
+        return "descend" if self.prior == "grandfather" else self.in_flight
 
     @property
     def batch(self) -> int:

@@ -26,13 +26,14 @@ def summary(r):
     return r.move, [(m.move, m.visits, round(m.q, 6) if m.q == m.q else None) for m in r.moves], round(r.root_value, 6)
 
 
-@pytest.mark.parametrize("prior, pool, descend", [("shape", 0.0, True), ("mogo", 0.0, True), ("none", 0.0, True),
-                                                  ("shape", 0.5, True), ("shape", 0.0, False)])
-def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool, descend):
+@pytest.mark.parametrize("prior, pool, in_flight", [("shape", 0.0, "descend"), ("mogo", 0.0, "descend"),
+                                                     ("none", 0.0, "descend"), ("shape", 0.5, "descend"),
+                                                     ("shape", 0.0, "stop"), ("shape", 0.0, "sidestep")])
+def test_each_tree_matches_a_lone_search_with_its_seed(prior, pool, in_flight):
     """poolRave too: each tree's pools travel with its rows of the round; and descents that stop
-    at nodes whose playouts are still on the device."""
+    at or step around nodes whose playouts are still on the device."""
     base = SearchParams(leaves=4, playouts_per_leaf=4, prior=prior, pool_prob=pool, pool_min_visits=16,
-                        descend_in_flight=descend)
+                        in_flight=in_flight)
     params = [dataclasses.replace(base, seed=s) for s in (3, 5, 7)]
     budgets = [64, 96, 32]  # trees stop at different rounds
     forest = Forest(positions(), params).run(budgets, stop_early=False)
@@ -111,12 +112,14 @@ def test_root_parallel_player_merges_the_trees_roots():
     assert p.last.simulations == 96
 
 
-def test_a_descent_stops_at_a_node_whose_playouts_are_on_the_device():
-    """With descend_in_flight off, a round's descents that reach one of the round's (or the
-    last round's) new nodes end there: no node is given its prior on the host, and the tree
-    grows by fewer nodes than it has leaves."""
+@pytest.mark.parametrize("in_flight", ["stop", "sidestep"])
+def test_descents_give_no_node_its_prior_on_the_host_unless_asked(in_flight):
+    """in_flight stop: a round's descents that reach one of the round's (or the last round's)
+    new nodes end there, so the tree grows by fewer nodes than it has leaves; sidestep: they take
+    the parent's next best action instead, so every leaf is a new node.  Either way no node but
+    the root is given its prior on the host."""
     from gojax.search import priors
-    params = SearchParams(leaves=8, playouts_per_leaf=4, descend_in_flight=False, seed=1)
+    params = SearchParams(leaves=8, playouts_per_leaf=4, in_flight=in_flight, seed=1)
     on_host = []
     original = priors.initialise
 
@@ -132,5 +135,8 @@ def test_a_descent_stops_at_a_node_whose_playouts_are_on_the_device():
     finally:
         priors.initialise = original
     assert on_host == [[0]]  # the root alone, when the search was made
-    assert result.nodes < 1 + 320 // 4
+    if in_flight == "stop":
+        assert result.nodes < 1 + 320 // 4
+    else:
+        assert result.nodes == 1 + 320 // 4
     assert bool(search.tree.initialised[:result.nodes].all())
