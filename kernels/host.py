@@ -51,6 +51,21 @@ def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
     return sorted(chain)
 
 
+def chain_of(stones, nbrs, p: int) -> tuple[set[int], set[int]]:
+    """(stones, liberties) of the chain through stone p, on any indexable stones (an array, or a
+    list where many reads make numpy's per-element cost show)."""
+    color, chain, libs, todo = stones[p], {p}, set(), [p]
+    while todo:
+        for r in nbrs[todo.pop()]:
+            s = stones[r]
+            if s == EMPTY:
+                libs.add(r)
+            elif s == color and r not in chain:
+                chain.add(r)
+                todo.append(r)
+    return chain, libs
+
+
 class Board:
     """A Go position plus the history needed for positional superko.
 
@@ -178,19 +193,7 @@ class Board:
 
     def group(self, p: int) -> tuple[set[int], set[int]]:
         """(stones, liberties) of the chain through stone p."""
-        color = self.stones[p]
-        stones, libs, todo = {p}, set(), [p]
-        nbrs = self.geometry.neighbors
-        while todo:
-            q = todo.pop()
-            for r in nbrs[q]:
-                s = self.stones[r]
-                if s == EMPTY:
-                    libs.add(r)
-                elif s == color and r not in stones:
-                    stones.add(r)
-                    todo.append(r)
-        return stones, libs
+        return chain_of(self.stones, self.geometry.neighbors, p)
 
     def try_move(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
         """Stones after `color` plays p, the captured points and the new hash; raises on illegal."""

@@ -15,20 +15,7 @@ from __future__ import annotations
 
 from gojax.kernels.geometry import EMPTY, opponent
 from gojax.kernels.host import Board
-
-
-def _chain(stones: list[int], nbrs, p: int) -> tuple[set[int], set[int]]:
-    """(stones, liberties) of the chain through stone p."""
-    color, chain, libs, todo = stones[p], {p}, set(), [p]
-    while todo:
-        for r in nbrs[todo.pop()]:
-            s = stones[r]
-            if s == EMPTY:
-                libs.add(r)
-            elif s == color and r not in chain:
-                chain.add(r)
-                todo.append(r)
-    return chain, libs
+from gojax.kernels.host import chain_of as _chain
 
 
 def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[list[int], int | None] | None:
