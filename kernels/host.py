@@ -278,13 +278,13 @@ class Board:
         `try_move` to know which stones leave."""
         seen, color = self.seen, self.to_play
         repeats = {p for p in np.flatnonzero(legal & capture).tolist() if int(self.try_move(p, color)[2]) in seen}
-        if not self._plain_moves_are_new():
+        if not self.plain_moves_are_new():
             plain = np.flatnonzero(legal & ~capture)
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
             repeats |= {p for p, h in zip(plain.tolist(), after.tolist()) if h in seen}
         return repeats
 
-    def _plain_moves_are_new(self) -> bool:
+    def plain_moves_are_new(self) -> bool:
         """A move that captures nothing leaves one stone more than now; when no earlier position
         had that many, it cannot repeat one, and only captures need the hash test.  True for
         most positions of a game (stone counts fall only by captures)."""

@@ -322,7 +322,7 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
-    rows, paths, new_nodes, new_rows, new_boards, repeats = [], [], [], [], [], []
+    rows, paths, new_nodes, new_rows, new_boards = [], [], [], [], []
     for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
         ready = s.tree.legal_ready
         taken = set()  # a node two leaves of the round end at (a descent stopped there) starts once
@@ -335,14 +335,15 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
                 new_nodes.append(new + off)
                 new_rows.append(row)
                 new_boards.append(leaf.board)
-                repeats.append(leaf.board.superko_repeats(r.start_legal[row], r.start_capture[row]))
             paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
             rows.append(row)
     fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
     if len(fresh):
         legal = np.asarray(r.start_legal[fresh_rows], bool)  # copied: the superko repeats come off
-        for i, points in enumerate(repeats):
-            legal[i, list(points)] = False
+        captures = (legal & r.start_capture[fresh_rows]).any(1).tolist()
+        for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat
+            if captures[i] or not board.plain_moves_are_new():
+                legal[i, list(board.superko_repeats(legal[i], r.start_capture[fresh_rows[i]]))] = False
         set_legal_rows(store, fresh, new_boards, legal, first.tree.pass_always)
         cold = ~store.initialised[fresh]
         fresh, fresh_rows = fresh[cold], fresh_rows[cold]

@@ -50,11 +50,11 @@ def test_a_move_that_captures_nothing_can_still_repeat_a_position():
     assert b.to_ascii() == ". . .\nO . .\n. . ."
     a1 = b.geometry.from_gtp("A1")
     assert b.is_legal(a1, superko=False) and not b.is_legal(a1)
-    assert not b._plain_moves_are_new()
+    assert not b.plain_moves_are_new()
     simple = np.zeros(9, bool)
     simple[b.legal_points(superko=False)] = True
     assert a1 not in b.superko_filter(simple, np.zeros(9, bool))
     assert b.superko_filter(simple, np.zeros(9, bool)) == b.legal_points()
     fresh = Board(3)
     fresh.play(0)
-    assert fresh._plain_moves_are_new()
+    assert fresh.plain_moves_are_new()
