@@ -23,16 +23,21 @@ import argparse
 import concurrent.futures
 import cProfile
 import dataclasses
+import os
 import pstats
 import statistics
+import sys
 import time
 
 import jax
 
-from gojax.bench import bench_positions
-from gojax.search.device import Simulator
-from gojax.search.forest import Forest
-from gojax.search.params import SearchParams
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench.oracle_positions import parse_settings  # noqa: E402
+from gojax.bench import bench_positions  # noqa: E402
+from gojax.search.device import Simulator  # noqa: E402
+from gojax.search.forest import Forest  # noqa: E402
+from gojax.search.params import SearchParams  # noqa: E402
 
 
 class RecordingSimulator(Simulator):
@@ -63,19 +68,6 @@ class ReplaySimulator(Simulator):
         return done
 
 
-def parse_sets(items: list[str]) -> dict:
-    """FIELD=VALUE pairs as SearchParams keyword arguments, each value of its field's type."""
-    types = {f.name: type(f.default) for f in dataclasses.fields(SearchParams)}
-    out = {}
-    for item in items:
-        name, _, value = item.partition("=")
-        if name not in types:
-            raise SystemExit(f"--set {item}: no SearchParams field {name!r}")
-        kind = types[name]
-        out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", type=int, default=9)
@@ -91,8 +83,8 @@ def main() -> None:
                     help="another setting (repeatable), recorded and replayed in turn with the first in this "
                          "process, order alternating: paired ratios on a noisy machine")
     args = ap.parse_args()
-    base = parse_sets(args.set)
-    settings = [("base", base)] + [(v, {**base, **parse_sets(v.split(","))}) for v in args.versus]
+    base = parse_settings(args.set)
+    settings = [("base", base)] + [(v, {**base, **parse_settings(v.split(","))}) for v in args.versus]
     positions = bench_positions(args.board)
 
     def cases_of(params):

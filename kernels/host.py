@@ -51,6 +51,18 @@ def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
     return sorted(chain)
 
 
+def captures_by(after: list[int], nbrs, p: int) -> list[int] | None:
+    """The stones a move at p captures, `after` holding the board with the new stone on p and
+    nothing yet taken off; None when the move is suicide (it captures nothing and has no liberty)."""
+    opp, captured = opponent(after[p]), []
+    for q in nbrs[p]:
+        if after[q] == opp and q not in captured:
+            captured.extend(_dead_chain(after, nbrs, q))
+    if not captured and _dead_chain(after, nbrs, p):
+        return None
+    return captured
+
+
 def chain_of(stones, nbrs, p: int) -> tuple[set[int], set[int]]:
     """(stones, liberties) of the chain through stone p, on any indexable stones (an array, or a
     list where many reads make numpy's per-element cost show)."""
@@ -203,16 +215,12 @@ class Board:
         stones = self.stones.copy()
         stones[p] = color
         h = self.hash ^ z[color, p]
-        after, nbrs, opp = stones.tolist(), self.geometry.neighbors, opponent(color)
-        captured: list[int] = []
-        for q in nbrs[p]:
-            if after[q] == opp and q not in captured:
-                captured.extend(_dead_chain(after, nbrs, q))
+        captured = captures_by(stones.tolist(), self.geometry.neighbors, p)
+        if captured is None:
+            raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
         if captured:
             stones[captured] = EMPTY
-            h ^= np.bitwise_xor.reduce(z[opp, captured])
-        elif _dead_chain(after, nbrs, p):
-            raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
+            h ^= np.bitwise_xor.reduce(z[opponent(color), captured])
         return stones, captured, h
 
     # --- legality ----------------------------------------------------------------------------

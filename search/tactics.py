@@ -14,8 +14,7 @@ the same read played with `Board.play`.
 from __future__ import annotations
 
 from gojax.kernels.geometry import EMPTY, opponent
-from gojax.kernels.host import Board
-from gojax.kernels.host import chain_of as _chain
+from gojax.kernels.host import Board, captures_by, chain_of
 
 
 def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[list[int], int | None] | None:
@@ -25,20 +24,14 @@ def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[
         return None
     after = stones.copy()
     after[p] = color
-    opp, captured = opponent(color), []
-    for q in nbrs[p]:
-        if after[q] == opp and q not in captured:
-            chain, libs = _chain(after, nbrs, q)
-            if not libs:
-                captured.extend(chain)
-    if captured:
-        for q in captured:
-            after[q] = EMPTY
-    elif not _chain(after, nbrs, p)[1]:
+    captured = captures_by(after, nbrs, p)
+    if captured is None:
         return None  # suicide
+    for q in captured:
+        after[q] = EMPTY
     new_ko = None
     if len(captured) == 1:
-        group, libs = _chain(after, nbrs, p)
+        group, libs = chain_of(after, nbrs, p)
         if len(group) == 1 and len(libs) == 1:
             new_ko = captured[0]
     return after, new_ko
@@ -46,12 +39,12 @@ def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[
 
 def _can_capture_attacker(stones: list[int], nbrs, chain_point: int) -> bool:
     """Is a stone touching the defender's chain in atari (so the defender can take it)?"""
-    chain, _ = _chain(stones, nbrs, chain_point)
+    chain, _ = chain_of(stones, nbrs, chain_point)
     attacker, seen = opponent(stones[chain_point]), set()
     for s in chain:
         for q in nbrs[s]:
             if stones[q] == attacker and q not in seen:
-                group, libs = _chain(stones, nbrs, q)
+                group, libs = chain_of(stones, nbrs, q)
                 if len(libs) == 1:
                     return True
                 seen |= group  # each attacking chain is read once
@@ -74,7 +67,7 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
         if played is None:
             return False
         b, b_ko = played
-        libs = _chain(b, nbrs, q)[1]
+        libs = chain_of(b, nbrs, q)[1]
         if len(libs) >= 3:
             return True
         if len(libs) <= 1:
@@ -86,7 +79,7 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
             if tried is None:
                 continue
             after, after_ko = tried
-            if len(_chain(after, nbrs, q)[1]) != 1:
+            if len(chain_of(after, nbrs, q)[1]) != 1:
                 continue
             if _can_capture_attacker(after, nbrs, q):
                 continue  # the defender takes the atari stone (or another attacker) and lives on
