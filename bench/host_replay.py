@@ -35,24 +35,29 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.oracle_positions import parse_settings  # noqa: E402
 from gojax.bench import bench_positions  # noqa: E402
-from gojax.search.device import Simulator  # noqa: E402
+from gojax.search.device import Simulator, Submitted  # noqa: E402
 from gojax.search.forest import Forest  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
 
 
+def _done(value) -> concurrent.futures.Future:
+    done = concurrent.futures.Future()
+    done.set_result(value)
+    return done
+
+
 class RecordingSimulator(Simulator):
-    """The real playouts; keeps each call's result on the host."""
+    """The real playouts; keeps each call's leaf verdicts and result on the host."""
 
     def __init__(self, params: SearchParams):
         super().__init__(params)
         self.results: list = []
 
-    def submit(self, rows, keys, calls, pools=None):
-        res = jax.device_get(self.dispatch(rows, keys, calls, pools))
-        self.results.append(res)
-        done = concurrent.futures.Future()
-        done.set_result(res)
-        return done
+    def submit(self, rows, keys, calls, pools=None, ahead=False):
+        prepared = concurrent.futures.Future()
+        res = jax.device_get(self._start(rows, keys, calls, pools, prepared))
+        self.results.append((jax.device_get(prepared.result()), res))
+        return Submitted(_done(self.results[-1][0]) if ahead else None, _done(res))
 
 
 class ReplaySimulator(Simulator):
@@ -62,10 +67,9 @@ class ReplaySimulator(Simulator):
         super().__init__(params)
         self.results = iter(results)
 
-    def submit(self, rows, keys, calls, pools=None):
-        done = concurrent.futures.Future()
-        done.set_result(next(self.results))
-        return done
+    def submit(self, rows, keys, calls, pools=None, ahead=False):
+        verdicts, res = next(self.results)
+        return Submitted(_done(verdicts) if ahead else None, _done(res))
 
 
 def main() -> None:

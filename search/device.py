@@ -1,8 +1,11 @@
 """The device side of the search: one round of leaf positions, from one tree or many, in ONE call.
 
-A round is G trees x L leaves.  `play_round` labels the leaf boards' chains, plays K playouts
-from each leaf and, for the MoGo and shape priors, computes the new nodes' verdicts, all in one
-jitted dispatch (each jitted call costs host Python that the search thread would wait for).
+A round is G trees x L leaves in two jitted calls: `prepare_round` labels the leaf boards'
+chains and computes what the round's new nodes need (legal and capture masks and, for the MoGo
+and shape priors, their verdicts: `LeafVerdicts`); `play_round` plays K playouts from each
+leaf.  The first is small and its answer can come back while the second runs, so that the next
+round's descents find this round's nodes with their priors (SearchParams.verdicts_ahead).  Both
+are dispatched from the worker thread below, not the search thread.
 Leaf i of tree g plays with the keys fold_in(fold_in(key_g, call_g), i): the only key
 derivation, so a tree's numbers depend on neither its batch nor the number of devices, and a
 tree in a forest plays exactly what it plays alone (tests/test_forest.py).  With several local
@@ -21,6 +24,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -46,23 +50,37 @@ def round_keys(keys: jax.Array, calls: jax.Array, leaves: int) -> jax.Array:
     return jax.vmap(per_tree)(keys, calls).reshape(-1)
 
 
-@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "with_prior", "devices"))
-def play_round(fields: dict, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
+class LeafVerdicts(NamedTuple):
+    """What the search needs of a round's leaf positions before their playouts end: the new
+    nodes' legal moves and prior verdicts (numpy on the host, one row per leaf)."""
+    legal: np.ndarray  # bool [G * L, P]  points the side to move may play (simple ko, no superko)
+    capture: np.ndarray  # bool [G * L, P]  those of them that capture (the host checks superko there)
+    prior: np.ndarray | None  # int8 [G * L, P]  kernels/policy.prior_codes; None without the MoGo verdicts
+
+
+@functools.partial(jax.jit, static_argnames=("with_prior",))
+def prepare_round(fields: dict, with_prior: bool):
+    """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
+    with their chains, and their LeafVerdicts: a small call of its own, so that its answer comes
+    back while the playouts of the same boards still run."""
+    states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
+    legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
+    cells = jnp.asarray(geometry_of(states).point_to_cell)
+    return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None)
+
+
+@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
+def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
                cmc: tuple[jax.Array, jax.Array] | None, leaves: int, k: int, config: PlayoutConfig,
-               with_prior: bool, devices: int = 1) -> PlayoutResult:
-    """One round: fields (kernels/state.numpy_fields) hold G x L leaf boards, tree-major; keys
+               devices: int = 1) -> PlayoutResult:
+    """One round's playouts: states (prepare_round) hold G x L leaf positions, tree-major; keys
     uint32 [G, 2] the trees' raw key data (jax.random.key_data); calls int32 [G] their round
     counters; pool int32 [G * L, 2, k] poolRave cells or None; cmc the CMC tables or None (one
     tree, one device).  Returns the PlayoutResult of the G * L leaves."""
-    states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)
     if devices == 1:
-        res = run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
-    else:
-        res = _sharded(states, per_leaf, pool, k, config, devices)
-    if with_prior:
-        res = res.replace(start_prior=leaf_prior_codes(states))
-    return res
+        return run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
+    return _sharded(states, per_leaf, pool, k, config, devices)
 
 
 def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) -> PlayoutResult:
@@ -70,6 +88,12 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
     n = keys.shape[0]
     fn, _ = sharded_playouts(devices, k, config)
     return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
+
+
+class Submitted(NamedTuple):
+    """A round on its way: futures of its LeafVerdicts (None unless asked for) and its result."""
+    verdicts: concurrent.futures.Future | None
+    result: concurrent.futures.Future
 
 
 class Simulator:
@@ -90,13 +114,18 @@ class Simulator:
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
 
-    def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> concurrent.futures.Future:
-        """`dispatch` on the worker thread; the future holds its result as numpy."""
+    def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
+        """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`
+        the round's LeafVerdicts come back first, as soon as the device has them, while the
+        playouts still run (SearchParams.verdicts_ahead)."""
         if self._worker is None:
             self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
             self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-fetch")
-        started = self._worker.submit(self.dispatch, rows, keys, calls, pools)
-        return self._fetcher.submit(lambda: jax.device_get(started.result()))
+        prepared = concurrent.futures.Future() if ahead else None
+        started = self._worker.submit(self._start, rows, keys, calls, pools, prepared)
+        # The fetcher waits in submission order: these verdicts before this round's playouts.
+        verdicts = self._fetcher.submit(lambda: jax.device_get(prepared.result())) if ahead else None
+        return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
     def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
         """Start one round (asynchronously; `jax.device_get` the result to wait for it).
@@ -104,7 +133,20 @@ class Simulator:
         rows[g]: tree g's leaf boards (at most L; padded here with its first, so every call has
         one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
         int32 [len(rows[g]), 2, pool_size] (or None) per tree.  Result row g * L + i is leaf i
-        of tree g."""
+        of tree g; its start_prior holds the MoGo verdicts when the prior uses them."""
+        return self._start(rows, keys, calls, pools)
+
+    def _start(self, rows, keys, calls, pools, prepared: concurrent.futures.Future | None = None) -> PlayoutResult:
+        """`dispatch`, handing the round's LeafVerdicts (device arrays) to `prepared` before the
+        playouts are dispatched: on a GPU that dispatch blocks until the playout loop ends."""
+        try:
+            return self._play(rows, keys, calls, pools, prepared)
+        except Exception as err:
+            if prepared is not None and not prepared.done():  # its waiter must not wait forever
+                prepared.set_exception(err)
+            raise
+
+    def _play(self, rows, keys, calls, pools, prepared) -> PlayoutResult:
         g, L = len(rows), self.leaves
         boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
         pool = None
@@ -118,11 +160,14 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        res = play_round(numpy_fields(boards), np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
-                         L, self.k, self.config, self.with_prior, self.devices)
+        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior)
+        if prepared is not None:
+            prepared.set_result(verdicts)
+        res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
+                         L, self.k, self.config, self.devices)
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
-        return res
+        return res.replace(start_prior=verdicts.prior)
 
     def _cmc_tables(self, size: int):
         if self.cmc is None or self._cmc_size != size:

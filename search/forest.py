@@ -37,8 +37,8 @@ import numpy as np
 
 from gojax.kernels.host import Board
 from gojax.search.backup import Leaf
-from gojax.search.device import Simulator
-from gojax.search.mcts import MoveStats, Search, SearchResult, back_up_trees, descend_trees
+from gojax.search.device import Simulator, Submitted
+from gojax.search.mcts import MoveStats, Search, SearchResult, back_up_trees, descend_trees, ready_new_nodes
 from gojax.search.params import SearchParams
 from gojax.search.tree import TreeStack
 
@@ -59,9 +59,10 @@ class _Progress:
 
 @dataclasses.dataclass
 class _Round:
-    """A round in flight: each tree's leaves (None: it sat this round out) and the result."""
+    """A round in flight: each tree's leaves (None: it sat this round out) and the device's
+    answers (search/device.Submitted: its leaf verdicts, if asked ahead, and its result)."""
     leaves: list
-    future: object
+    call: Submitted
 
 
 class Forest:
@@ -174,6 +175,8 @@ class Forest:
 
     def _launch(self, run: _Progress, pending: _Round | None) -> _Round | None:
         """Descend L leaves in every tree still searching and send them in one device call."""
+        if pending is not None and pending.call.verdicts is not None:
+            self._ready(run, pending)
         t0 = time.perf_counter()
         per_call = self.params.batch
         leaves: list[list[Leaf] | None] = [None] * self.size
@@ -214,20 +217,36 @@ class Forest:
         rows = [s.leaf_boards(leaves[t]) for s, t in zip(trees, order)]
         pools = [s.pools(leaves[t]) for s, t in zip(trees, order)] if self.params.pool_prob > 0 else None
         keys = np.stack([s.key_data for s in trees])
-        return self.simulator.submit(rows, keys, [s.calls for s in trees], pools)
+        return self.simulator.submit(rows, keys, [s.calls for s in trees], pools, self.params.uses_verdicts_ahead)
+
+    def _ready(self, run: _Progress, round_: _Round) -> None:
+        """Wait for a round's leaf verdicts (ahead of its playouts) and give its new nodes their
+        legal moves and priors, so that the next round's descents find them ready."""
+        t0 = time.perf_counter()
+        v = round_.call.verdicts.result()  # numpy: the fetch thread waited for the device
+        run.wait += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for members, starts in self._rows(round_):
+            ready_new_nodes([self.searches[t] for t in members], [round_.leaves[t] for t in members], starts,
+                            v.legal, v.capture, v.prior)
+        run.host += time.perf_counter() - t0
+
+    def _rows(self, round_: _Round):
+        """The groups of trees that played in a round, each with its trees' first rows in the call."""
+        L = self.params.leaves
+        played = [t for t, ls in enumerate(round_.leaves) if ls is not None]  # the call's tree order
+        pos = {t: i for i, t in enumerate(played)}
+        return [(members, [pos[t] * L for t in members]) for members in self._groups(played).values()]
 
     def _back_up(self, run: _Progress, round_: _Round) -> None:
         """Wait for a round's result and back each tree's rows up into it."""
         t0 = time.perf_counter()
-        result = round_.future.result()  # numpy: the fetch thread waited for the device
+        result = round_.call.result.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        L = self.params.leaves
-        played = [t for t, ls in enumerate(round_.leaves) if ls is not None]  # the call's tree order
-        pos = {t: i for i, t in enumerate(played)}
-        for members in self._groups(played).values():
+        for members, starts in self._rows(round_):
             outs = back_up_trees([self.searches[t] for t in members], [round_.leaves[t] for t in members],
-                                 [pos[t] * L for t in members], result)
+                                 starts, result)
             for t, (o, c) in zip(members, outs):
                 run.own[t] += o
                 run.caps[t] += c

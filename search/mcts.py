@@ -219,11 +219,11 @@ class Search:
         [P], playouts stopped by the move cap)."""
         return back_up_trees([self], [leaves], [0], r)[0]
 
-    def _batch_priors(self, r: PlayoutResult) -> bool:
-        """Whether a round's new nodes take their prior at backup: every prior but the
-        grandfather's, which reads the tree when the node is first descended through; the MoGo
-        and shape priors with the device's verdicts."""
-        return self.params.prior in ("none", "even") or (self.params.uses_mogo_verdicts and r.start_prior is not None)
+    def _batch_priors(self, codes: np.ndarray | None) -> bool:
+        """Whether a round's new nodes take their prior from the device's answer (ahead of the
+        playouts or with them): every prior but the grandfather's, which reads the tree when the
+        node is first descended through; the MoGo and shape priors given the verdicts `codes`."""
+        return self.params.prior in ("none", "even") or (self.params.uses_mogo_verdicts and codes is not None)
 
     def decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""
@@ -322,46 +322,69 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
-    rows, paths, new_nodes, new_rows, new_boards = [], [], [], [], []
+    # Their priors now, all at once, unless the verdicts came ahead (the refresh below covers
+    # them: they are on the paths).
+    ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
+    rows, paths = [], []
+    for ls, start, off in zip(leaves, starts, offs.tolist()):
+        for i, leaf in enumerate(ls):
+            paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
+            rows.append(start + i)
+    idx = np.asarray(rows, np.int64)
+    touched = backup_round(store, paths, k, r.wins[idx], r.first_move[idx], r.z[idx], r.amaf_count[idx],
+                           r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1))
+    refresh(store, touched, params, _jitter_rows(searches, store, offs, touched))
+    return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
+            for ls, start in zip(leaves, starts)]
+
+
+def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], legal: np.ndarray,
+                    capture: np.ndarray, codes: np.ndarray | None, refresh_now: bool = True) -> None:
+    """Give the new nodes of a round's leaves (rows as in `back_up_trees`) their legal moves (the
+    device's masks `legal`, bool [rows, P], less the superko repeats, which only `capture`d
+    points or plain moves that recreate a position can make) and, but under the grandfather
+    prior, their priors (the device's MoGo verdicts `codes`, int8 [rows, P], where the prior
+    uses them) and, with `refresh_now`, their values.  Nodes already given them are left alone.
+    The forest calls it with a round's verdicts before the playouts end (verdicts_ahead), the
+    backup with the playouts' result."""
+    store, offs = _store(searches)
+    first = searches[0]
+    new_nodes, new_rows, new_boards = [], [], []
     for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
         ready = s.tree.legal_ready
         taken = set()  # a node two leaves of the round end at (a descent stopped there) starts once
         for i, leaf in enumerate(ls):
-            row = start + i
             new = leaf.nodes[-1]
             if len(leaf.nodes) > len(leaf.actions) and not ready[new] and new not in taken:
                 taken.add(new)
-                # The new node's legal moves: the device's masks for the leaf position, less superko.
                 new_nodes.append(new + off)
-                new_rows.append(row)
+                new_rows.append(start + i)
                 new_boards.append(leaf.board)
-            paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
-            rows.append(row)
+    if not new_nodes:
+        return
     fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
-    if len(fresh):
-        legal = np.asarray(r.start_legal[fresh_rows], bool)  # copied: the superko repeats come off
-        captures = (legal & r.start_capture[fresh_rows]).any(1).tolist()
-        for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat
-            if captures[i] or not board.plain_moves_are_new():
-                legal[i, list(board.superko_repeats(legal[i], r.start_capture[fresh_rows[i]]))] = False
-        set_legal_rows(store, fresh, new_boards, legal, first.tree.pass_always)
-        cold = ~store.initialised[fresh]
-        fresh, fresh_rows = fresh[cold], fresh_rows[cold]
-    if len(fresh) and first._batch_priors(r):
-        # Their priors now, all at once (the refresh below covers them: they are on the paths).
-        priors.initialise(store, fresh, params, None if r.start_prior is None else r.start_prior[fresh_rows])
-    idx = np.asarray(rows, np.int64)
-    touched = backup_round(store, paths, k, r.wins[idx], r.first_move[idx], r.z[idx], r.amaf_count[idx],
-                           r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1))
-    # Each touched row's own search's jitter (paths of different searches never meet).
-    owner = np.zeros(len(touched), np.int64)
+    mask = np.asarray(legal[fresh_rows], bool)  # copied: the superko repeats come off
+    captures = (mask & capture[fresh_rows]).any(1).tolist()
+    for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat
+        if captures[i] or not board.plain_moves_are_new():
+            mask[i, list(board.superko_repeats(mask[i], capture[fresh_rows[i]]))] = False
+    set_legal_rows(store, fresh, new_boards, mask, first.tree.pass_always)
+    cold = ~store.initialised[fresh]
+    fresh, fresh_rows = fresh[cold], fresh_rows[cold]
+    if len(fresh) and first._batch_priors(codes):
+        priors.initialise(store, fresh, first.params, None if codes is None else codes[fresh_rows])
+        if refresh_now:
+            refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
+
+
+def _jitter_rows(searches: list[Search], store, offs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each of the store's `rows`' own search's jitter (trees never share a row)."""
+    owner = np.zeros(len(rows), np.int64)
     if len(searches) > 1:
         by_slot = np.zeros(len(store.trees), np.int64)
         by_slot[offs // store.capacity] = np.arange(len(searches))
-        owner = by_slot[touched // store.capacity]
-    refresh(store, touched, params, np.stack([s._jitter for s in searches])[owner])
-    return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
-            for ls, start in zip(leaves, starts)]
+        owner = by_slot[rows // store.capacity]
+    return np.stack([s._jitter for s in searches])[owner]
 
 
 def _store(searches: list[Search]):

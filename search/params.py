@@ -91,6 +91,12 @@ class SearchParams:
     playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "
                                      "device call is one round of feedback to the tree", metavar="K")
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
+    # The device sends each round's leaf verdicts (legal masks, MoGo codes) ahead of its playouts,
+    # and the next round's descents start by giving that round's new nodes their priors from them,
+    # instead of the host computing the priors of those they reach (in_flight "descend" only; not
+    # with the grandfather prior).  The same statistics either way (tests/test_forest.py): False
+    # only costs host work.
+    verdicts_ahead: bool = True
     in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
                                      "descend (give it its prior on the host and go on), sidestep (take the "
                                      "parent's best action whose child is not in flight: no host prior) or stop "
@@ -151,6 +157,11 @@ class SearchParams:
         """`in_flight` as the search applies it: the grandfather prior reads the tree when a
         descent first passes through a node, so under it every descent descends."""
         return "descend" if self.prior == "grandfather" else self.in_flight
+
+    @property
+    def uses_verdicts_ahead(self) -> bool:
+        """`verdicts_ahead` where it applies: a descent gives an in-flight node its prior there."""
+        return self.verdicts_ahead and self.in_flight_rule == "descend" and self.prior != "grandfather"
 
     @property
     def batch(self) -> int:

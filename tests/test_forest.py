@@ -140,3 +140,35 @@ def test_descents_give_no_node_its_prior_on_the_host_unless_asked(in_flight):
     else:
         assert result.nodes == 1 + 320 // 4
     assert bool(search.tree.initialised[:result.nodes].all())
+
+
+@pytest.mark.parametrize("trees", [1, 3])
+def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
+    """With the leaf verdicts sent ahead of the playouts, the next round's descents find the
+    last round's nodes with their device priors: every node's statistics, prior and cached
+    value are what the host priors gave them, bit for bit, and fewer nodes get a host prior."""
+    from gojax.search import priors
+    original = priors.initialise
+    trees_of, on_host = {}, {}
+    for ahead in (False, True):
+        host = on_host[ahead] = []
+
+        def spy(tree, nodes, p, codes=None):
+            if codes is None:
+                host.extend(list(nodes))
+            return original(tree, nodes, p, codes)
+
+        priors.initialise = spy
+        try:
+            base = SearchParams(leaves=8, playouts_per_leaf=4, verdicts_ahead=ahead)
+            forest = Forest(positions()[:trees], [dataclasses.replace(base, seed=s) for s in range(1, trees + 1)])
+            forest.run(480, stop_early=False)
+        finally:
+            priors.initialise = original
+        trees_of[ahead] = [s.tree for s in forest.searches]
+    for off, on in zip(trees_of[False], trees_of[True]):
+        k = off.num_nodes
+        assert k == on.num_nodes > 50
+        for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
+            assert (getattr(off, name)[:k] == getattr(on, name)[:k]).all(), name
+    assert 2 * len(on_host[True]) < len(on_host[False])
