@@ -16,11 +16,13 @@ their arrays side by side in one TreeStack (search/tree.py), and the host work o
 array operations over all of them (search/mcts.descend_trees, back_up_trees): each of the L
 descents is one argmax per tree level for every tree, then the new nodes and the virtual loss
 on every path at once; the new nodes' legal masks, their priors, the backup with its AMAF
-credits and the refresh of the touched values are one call each.  What stays a Python loop is
-per leaf: playing the leaf's move on a copy of its host board and its superko check; and the
-priors of nodes a descent reaches while their own playouts are still on the device, which the
-host computes from its boards (`in_flight`: such a descent may instead take the parent's next
-best action, or stop there; less host work, bench/results/forest/README.md).
+credits and the refresh of the touched values are one call each.  Each round's leaf verdicts
+(legal masks, MoGo codes) come back ahead of its playouts, and the next round starts by giving
+that round's new nodes their priors from them (`_ready`), so its descents find them ready.  What
+stays a Python loop is per leaf: playing the leaf's move on a copy of its host board and its
+superko check; and the priors of nodes a descent reaches that an earlier descent of the same
+round made, which the host computes from its boards (`in_flight`: such a descent may instead
+take the parent's next best action, or stop there; bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.

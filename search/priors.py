@@ -17,10 +17,10 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
                an extension that only prolongs a working ladder; 0.5 otherwise.
 
 The features come from the device when they can (kernels/policy.prior_codes): a new node's
-position is the start of its leaf's playouts, so the same call that plays them returns the
-prior's verdicts, and the host only reads ladders.  A node that a descent reaches first (the
-root, or a node whose playouts are still in flight) gets the host version, `mogo_values`
-(equal, by test).  `initialise` is the one entry.
+position is the start of its leaf's playouts, so the round that plays them returns the prior's
+verdicts (ahead of the playouts: search/device.prepare_round), and the host only reads ladders.
+A node that a descent reaches before they are back (the root, or a node made earlier in the same
+round) gets the host version, `mogo_values` (equal, by test).  `initialise` is the one entry.
 """
 
 from __future__ import annotations
