@@ -134,7 +134,7 @@ def search_params(args, **overrides):
         params = SearchParams(**fields)
     except ValueError as err:
         raise SystemExit(f"gojax: {err}") from None
-    if params.prior == "shape":  # load it now: a bad file is a one-line error, not a failing genmove
+    if params.prior in ("shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
         from gojax.search import shape

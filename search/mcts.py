@@ -227,11 +227,12 @@ class Search:
 
     def decided(self, remaining: int) -> bool:
         """True when no remaining simulation budget can change the most visited root move."""
-        v = np.sort(self.tree.visits(self.root, self._prior_count())[self.tree.legal[self.root]])
+        v = np.sort(self.tree.visits(self.root, self._prior_count(self.root))[self.tree.legal[self.root]])
         return len(v) < 2 or v[-1] - v[-2] > remaining
 
-    def _prior_count(self) -> float:
-        return 0.0 if self.params.prior == "none" else self.params.prior_equiv
+    def _prior_count(self, node: int) -> np.ndarray:
+        """[A] the prior's simulations on node's MC edges (priors.experience)."""
+        return priors.experience(self.tree, node, self.params)[0]
 
     # --- the public entry point ------------------------------------------------------------
     def run(self, simulations: int | None = None, seconds: float | None = None,
@@ -249,11 +250,10 @@ class Search:
         """The search's answer: root statistics, the move, the principal variation."""
         tree, params, root = self.tree, self.params, self.root
         mover_black = tree.to_play[root] == 1
-        pc = self._prior_count()
+        pc, prior_wins_black = priors.experience(tree, root, params)
         visits = tree.visits(root, pc)
         legal = np.flatnonzero(tree.legal[root])
-        prior_black = np.where(mover_black, tree.prior[root], 1 - tree.prior[root])
-        q_mc_black = np.divide(tree.w[root] - pc * prior_black * (pc > 0), visits,
+        q_mc_black = np.divide(tree.w[root] - prior_wins_black, visits,
                                out=np.full(tree.num_actions, np.nan, np.float32), where=visits > 0)
         q_am_black = np.divide(tree.wa[root], tree.na[root], out=np.full(tree.num_actions, np.nan, np.float32),
                                where=tree.na[root] > 0)
@@ -289,9 +289,8 @@ class Search:
 
     def _pv(self, max_len: int = 20, start: int | None = None) -> list[int | None]:
         pv, node = [], self.root if start is None else start
-        pc = self._prior_count()
         while node >= 0 and len(pv) < max_len:
-            v = self.tree.visits(node, pc)
+            v = self.tree.visits(node, self._prior_count(node))
             v = np.where(self.tree.legal[node], v, -1)
             a = int(np.argmax(v))
             if v[a] <= 0:

@@ -11,7 +11,7 @@ import dataclasses
 
 SELECTIONS = ("uct", "rave")
 SCHEDULES = ("hand", "mse")
-PRIORS = ("none", "even", "grandfather", "mogo", "shape")
+PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo")
@@ -49,6 +49,9 @@ class SearchParams:
                             metavar="NPZ")
     shape_temperature: float = flag(1.0, "--prior shape: H = sigmoid(log(n p) / T), p the model's move probability",
                                     metavar="T")
+    shape_wins: float = flag(210.0, "--prior shape_wins: c, each move's MC edge gets M even simulations (H = 0.5) "
+                                    "and c x sqrt(p) won ones, p the shape model's move probability (Pachi's "
+                                    "pattern prior form)", metavar="C")
     shape_hard_verdicts: bool = flag(False, "--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model "
                                             "ranks the rest")
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
@@ -130,8 +133,8 @@ class SearchParams:
             raise ValueError("the playout rules' probabilities (save, pattern, capture, pool, cmc, nakade, fill-board, "
                              "two-liberty, self-atari) and mercy must be in [0, 1];"
                              " pool_size >= 1")
-        if self.shape_temperature <= 0:
-            raise ValueError("shape_temperature must be > 0")
+        if self.shape_temperature <= 0 or self.shape_wins < 0:
+            raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
             raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
 
@@ -150,7 +153,7 @@ class SearchParams:
     @property
     def uses_mogo_verdicts(self) -> bool:
         """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
-        return self.prior in ("mogo", "shape")
+        return self.prior in ("mogo", "shape", "shape_wins")
 
     @property
     def in_flight_rule(self) -> str:

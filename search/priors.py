@@ -9,6 +9,10 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
   shape        a learnt value (search/shape.py): Bradley-Terry gammas of the move's 3x3
                shape, line, distances to the last two moves and the mogo verdict below,
                fitted to gojax's own moves in high-simulation games (gojax/learn.py)
+  shape_wins   Pachi's form of a pattern prior, on the MC side: every move M simulations at
+               H = 0.5, and c sqrt(p) more, all won, where p is the shape model's probability
+               of the move (SearchParams.shape_wins = c; pass: M simulations at its MoGo H).
+               Tree.prior holds p; `experience` gives the virtual simulations back.
   mogo         MoGo's handcrafted rules (pass: 0 unless the opponent just passed, then 0.5):
                1 for a capture, a save of own stones in atari
                (the move leaves them with three or more liberties, or with two and the ladder
@@ -129,14 +133,47 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
     tree.prior[at, acts] = h
-    tree.n[at, acts] += m
-    tree.w[at, acts] += m * hb
     # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
     amaf = acts != tree.pass_action
     m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
+    if params.prior == "shape_wins":  # h is p at points: M even simulations and c sqrt(p) won ones
+        black = tree.to_play[at] == 1
+        counts, wins_black = _shape_wins(h, acts == tree.pass_action, black, params)
+        tree.n[at, acts] += counts
+        tree.w[at, acts] += wins_black
+        hb = np.full(len(acts), 0.5, np.float32)  # the AMAF side: the even part alone
+        tree.node_n[nodes] += np.bincount(rows, counts, minlength=len(nodes)).astype(np.float32)
+    else:
+        tree.n[at, acts] += m
+        tree.w[at, acts] += m * hb
+        tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
     tree.na[at[amaf], acts[amaf]] += m_amaf
     tree.wa[at[amaf], acts[amaf]] += m_amaf * hb[amaf]
-    tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
+
+
+def _shape_wins(h: np.ndarray, is_pass: np.ndarray, black: np.ndarray, params: SearchParams):
+    """The shape_wins prior's simulations on MC edges: counts M + c sqrt(p) and Black's wins among
+    them, from h (p at points; pass: its H, with M simulations only)."""
+    m = params.prior_equiv
+    extra = np.where(is_pass, 0.0, params.shape_wins * np.sqrt(np.where(is_pass, 0.0, h)))
+    mover = m * np.where(is_pass, h, 0.5) + extra
+    counts = (m + extra).astype(np.float32)
+    return counts, np.where(black, mover, counts - mover).astype(np.float32)
+
+
+def experience(tree: Tree, node: int, params: SearchParams) -> tuple[np.ndarray, np.ndarray]:
+    """What `initialise` added to node's MC edges, float32 [A]: the prior's simulations and
+    Black's wins among them (zero without a prior); a node not yet initialised gets the same
+    numbers, which its statistics do not reach."""
+    h = tree.prior[node]
+    black = bool(tree.to_play[node] == 1)
+    if params.prior == "none":
+        return np.zeros_like(h), np.zeros_like(h)
+    if params.prior == "shape_wins":
+        is_pass = np.arange(len(h)) == tree.pass_action
+        return _shape_wins(h, is_pass, np.full(len(h), black), params)
+    m = params.prior_equiv
+    return np.full_like(h, m), m * (h if black else 1 - h)
 
 
 def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, params: SearchParams,
@@ -158,6 +195,8 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
             hp = _from_codes(codes[rows[point], pts], lambda k: tree.boards[at[k]], pts)
         if params.prior == "shape" and len(hp):
             hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params), hp, params)
+        elif params.prior == "shape_wins" and len(hp):
+            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params, probabilities=True)
         h[point] = hp
         passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
         h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
@@ -179,9 +218,10 @@ def _grandfather(tree: Tree, node: int, legal: np.ndarray, params: SearchParams)
 
 
 def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, verdict: np.ndarray,
-                  params: SearchParams) -> np.ndarray:
+                  params: SearchParams, probabilities: bool = False) -> np.ndarray:
     """The shape prior's H for candidate (rows, acts) of `nodes`, given their MoGo verdicts:
-    features for all the nodes' boards at once, then a softmax per node (search/shape.py)."""
+    features for all the nodes' boards at once, then a softmax per node (search/shape.py);
+    with `probabilities`, the softmax's p itself."""
     boards = [tree.boards[n] for n in nodes]
     size = boards[0].size
     v = np.full((len(nodes), size * size), NEUTRAL, np.float32)
@@ -191,6 +231,8 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     feats = shape.features(np.stack([b.stones for b in boards]), size, np.array([b.to_play for b in boards]),
                            list(last), list(prev), v, model.uses_diamond)
     ls = model.log_strength(feats[rows, acts])
+    if probabilities:
+        return shape.grouped_probs(ls, rows, len(nodes))
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
 
 

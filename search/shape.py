@@ -184,13 +184,23 @@ class ShapeModel:
 def grouped_values(log_strength: np.ndarray, rows: np.ndarray, positions: int, temperature: float) -> np.ndarray:
     """H = sigmoid(log(n p) / T) for candidates of several positions at once: `rows` (int [R])
     names each candidate's position, p is its softmax probability among that position's n."""
+    log_p, count = _grouped_log_probs(log_strength, rows, positions)
+    log_np = log_p + np.log(count[rows])
+    return (1.0 / (1.0 + np.exp(-log_np / temperature))).astype(np.float32)
+
+
+def grouped_probs(log_strength: np.ndarray, rows: np.ndarray, positions: int) -> np.ndarray:
+    """p, each candidate's softmax probability among its position's candidates (as grouped_values)."""
+    return np.exp(_grouped_log_probs(log_strength, rows, positions)[0]).astype(np.float32)
+
+
+def _grouped_log_probs(log_strength, rows, positions):
     ls = np.asarray(log_strength, np.float64)
     peak = np.full(positions, -np.inf)
     np.maximum.at(peak, rows, ls)
     e = np.exp(ls - peak[rows])
     total, count = np.bincount(rows, e, positions), np.bincount(rows, minlength=positions)
-    log_np = ls - peak[rows] - np.log(total[rows]) + np.log(count[rows])
-    return (1.0 / (1.0 + np.exp(-log_np / temperature))).astype(np.float32)
+    return ls - peak[rows] - np.log(total[rows]), count
 
 
 @functools.lru_cache(maxsize=4)

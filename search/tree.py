@@ -121,8 +121,8 @@ class Tree:
         mask[0, points] = True
         set_legal_rows(self, np.array([i]), [self.boards[i]], mask, self.pass_always)
 
-    def visits(self, i: int, prior_count: float) -> np.ndarray:
-        """[A] MC visits of node i's actions without the prior's equivalent experience."""
+    def visits(self, i: int, prior_count) -> np.ndarray:
+        """[A] MC visits of node i's actions without the prior's simulations (a number, or [A]: priors.experience)."""
         return np.maximum(self.n[i] - prior_count, 0.0)
 
     def reroot(self, new_root: int) -> int:

@@ -153,7 +153,7 @@ def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
     for ahead in (False, True):
         host = on_host[ahead] = []
 
-        def spy(tree, nodes, p, codes=None):
+        def spy(tree, nodes, p, codes=None, host=host):
             if codes is None:
                 host.extend(list(nodes))
             return original(tree, nodes, p, codes)

@@ -153,6 +153,38 @@ def test_the_amaf_side_of_the_prior_can_carry_its_own_weight():
     assert same.na[0, :p].max() == 25
 
 
+def test_shape_wins_gives_each_move_even_simulations_and_won_ones_by_its_probability():
+    # Pachi's form: M simulations at H = 0.5 and c sqrt(p) won ones on the MC side, none of
+    # them counted as the search's own visits.
+    from gojax.search.mcts import Search
+    from gojax.search.params import SearchParams
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+        . . X O . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        """)
+    params = SearchParams(prior="shape_wins", prior_equiv=14, prior_amaf_equiv=0, shape_wins=210, leaves=4,
+                          playouts_per_leaf=4, seed=3)
+    search = Search(b, params)
+    t, pa = search.tree, search.tree.pass_action
+    legal = np.flatnonzero(t.legal[0, :pa])
+    p = t.prior[0, legal]
+    assert abs(p.sum() - 1) < 1e-5 and p.max() > 3 * p.min()  # the model's probabilities, not values
+    black = t.to_play[0] == 1  # Black to move: its wins are Black's
+    assert black
+    np.testing.assert_allclose(t.n[0, legal], 14 + 210 * np.sqrt(p), rtol=1e-6)
+    np.testing.assert_allclose(t.w[0, legal], 7 + 210 * np.sqrt(p), rtol=1e-6)
+    assert t.n[0, pa] == 14 and t.na[0].max() == 0  # pass: M at its H; no AMAF prior at C~ = 0
+    result = search.run(simulations=64, stop_early=False)
+    assert sum(m.visits for m in result.moves) == 64
+    best = max(result.moves, key=lambda m: m.prior)
+    assert best.visits > 0  # the likeliest move is tried first
+
+
 def _escapes_on_boards(board: Board, p: int, budget: int = 60) -> bool:
     """The ladder read of search/tactics.extension_escapes played with Board copies and
     Board.play: the obviously correct version the list-based reader must equal."""
