@@ -167,7 +167,7 @@ class Search:
         if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
-            if not tree.full:
+            if not tree.full and tree.sims[nodes[-1]] >= params.expand_after:
                 nodes.append(tree.add(board, nodes[-1], a, lazy=True))
         leaf = Leaf(nodes, actions, board)
         if params.virtual_loss:
@@ -450,7 +450,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             a = expand[j]
             board = board.copy()
             board.play(None if a == tree.pass_action else a)
-            if not tree.full:
+            if not tree.full and tree.sims[paths[j][-1]] >= params.expand_after:
                 which.append(j)
                 parents.append(paths[j][-1])
                 acts.append(a)

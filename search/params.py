@@ -113,6 +113,9 @@ class SearchParams:
                                  "judges them; the tree plays a two-pass leaf on) or tromp-taylor (every stone "
                                  "counts, as on CGOS); GTP kgs-rules sets it too")
     # --- memory ---------------------------------------------------------------------------------
+    expand_after: int = flag(0, "a node's children join the tree only once it has N simulations of its own; "
+                                "before that its leaves are played from it without a new node, as when the "
+                                "node budget is full (0: at once; Pachi expands after 8)", metavar="N")
     max_nodes: int = flag(20_000, "node budget: arrays are preallocated; when full, leaves are evaluated "
                                   "without being added")
     # --- the move -------------------------------------------------------------------------------
@@ -135,8 +138,8 @@ class SearchParams:
                              " pool_size >= 1")
         if self.shape_temperature <= 0 or self.shape_wins < 0:
             raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
-        if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2:
-            raise ValueError("leaves, playouts_per_leaf must be >= 1 and max_nodes >= 2")
+        if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2 or self.expand_after < 0:
+            raise ValueError("leaves, playouts_per_leaf must be >= 1, max_nodes >= 2 and expand_after >= 0")
 
     def playout_config(self):
         """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""

@@ -172,3 +172,21 @@ def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
         for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
             assert (getattr(off, name)[:k] == getattr(on, name)[:k]).all(), name
     assert 2 * len(on_host[True]) < len(on_host[False])
+
+
+def test_nodes_expand_after_their_own_simulations_in_a_forest_as_alone():
+    """expand_after: a node gets children only once N simulations went through it; the leaves
+    below a younger node are played without a new node.  Fewer nodes, every simulation counted,
+    and tree for tree what a lone search gives."""
+    base = SearchParams(leaves=4, playouts_per_leaf=4, expand_after=8)
+    params = [dataclasses.replace(base, seed=s) for s in (3, 5)]
+    forest = Forest(positions()[:2], params)
+    results = forest.run(160, stop_early=False)
+    alone = [Search(b, p).run(simulations=160, stop_early=False) for b, p in zip(positions()[:2], params)]
+    assert [summary(r) for r in results] == [summary(r) for r in alone]
+    for search, r in zip(forest.searches, results):
+        t = search.tree
+        assert sum(m.visits for m in r.moves) == 160
+        assert 1 + 160 // 16 < r.nodes < 1 + 160 // 4  # some leaves made a node, not all
+        kids = t.parent[1:r.nodes]
+        assert (t.sims[kids] >= 8).all()
