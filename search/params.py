@@ -101,8 +101,9 @@ class SearchParams:
     # only costs host work.
     verdicts_ahead: bool = True
     in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
-                                     "descend (give it its prior on the host and go on), sidestep (take the "
-                                     "parent's best action whose child is not in flight: no host prior) or stop "
+                                     "descend (give it its prior, on the host unless the device's verdicts for it "
+                                     "are back, and go on), sidestep (take the parent's best action whose child is "
+                                     "not in flight: no host prior) or stop "
                                      "(end there; the leaf plays K more playouts from that node)")
     # --- the tree's moves ---------------------------------------------------------------------
     pass_in_tree: str = "always"  # "always": pass is an action at every node (the tree plays real
