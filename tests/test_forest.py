@@ -190,3 +190,24 @@ def test_nodes_expand_after_their_own_simulations_in_a_forest_as_alone():
         assert 1 + 160 // 16 < r.nodes < 1 + 160 // 4  # some leaves made a node, not all
         kids = t.parent[1:r.nodes]
         assert (t.sims[kids] >= 8).all()
+
+
+def test_the_verdicts_ahead_are_the_rounds_own():
+    """Simulator.submit(ahead=True): the LeafVerdicts that come back before the playouts are
+    the legal and capture masks and MoGo codes of the same leaf positions (row for row, padded
+    rows included), equal to what the round's result carries."""
+    import numpy as np
+
+    from gojax.search.device import Simulator
+    params = SearchParams(leaves=4, playouts_per_leaf=2)
+    sim = Simulator(params)
+    rows = [positions(), positions()[1:]]  # two trees, the second with one leaf fewer (padded)
+    call = sim.submit(rows, np.zeros((2, 2), np.uint32), [1, 1], ahead=True)
+    v, r = call.verdicts.result(), call.result.result()
+    assert v.legal.shape == (8, 49) and v.prior.dtype == np.int8
+    np.testing.assert_array_equal(v.legal, r.start_legal)
+    np.testing.assert_array_equal(v.capture, r.start_capture)
+    np.testing.assert_array_equal(v.prior, r.start_prior)
+    g = positions()[2].geometry
+    assert v.legal[2, g.from_gtp("D4")] == 0 and v.legal[2, g.from_gtp("A1")] == 1  # C3 E5 D4: D4 taken
+    assert sim.submit(rows, np.zeros((2, 2), np.uint32), [2, 2]).verdicts is None
