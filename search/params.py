@@ -94,12 +94,11 @@ class SearchParams:
     playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "
                                      "device call is one round of feedback to the tree", metavar="K")
     virtual_loss: float = 1.0  # in-flight leaves count as this many times K lost simulations
-    # The device sends each round's leaf verdicts (legal masks, MoGo codes) ahead of its playouts,
-    # and the next round's descents start by giving that round's new nodes their priors from them,
-    # instead of the host computing the priors of those they reach (in_flight "descend" only; not
-    # with the grandfather prior).  The same statistics either way (tests/test_forest.py): False
-    # only costs host work.
-    verdicts_ahead: bool = True
+    # The same statistics either way (tests/test_forest.py): off only costs host work.
+    verdicts_ahead: bool = flag(True, "each round's leaf verdicts (legal masks, MoGo codes) come back from the "
+                                      "device ahead of its playouts, so the next round's descents find that "
+                                      "round's new nodes with their priors (in-flight descend only; not with the "
+                                      "grandfather prior)")
     in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
                                      "descend (give it its prior, on the host unless the device's verdicts for it "
                                      "are back, and go on), sidestep (take the parent's best action whose child is "
