@@ -263,11 +263,12 @@ def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool:
         rule = jnp.where(fire, rid, rule)
         mask = jnp.where(fire, cand, mask)
     pick = select_uniform(mask, words[1])
-    # A rule's masks are read only where the rule is on: else XLA would keep them alive.
+    # Read a rule's masks only when it is in the cascade: else XLA would keep them alive.
+    on = {rid for rid, _, _ in cascade}
     is_extension = jnp.bool_(False)
-    if config.policy == "mogo" and config.save_prob > 0:
+    if SAVE in on:
         is_extension |= (rule == SAVE) & ~masks["save_capture"][pick]
-    if config.policy == "mogo" and config.two_lib_prob > 0:
+    if TWO_LIB in on:
         is_extension |= (rule == TWO_LIB) & ~masks["two_lib_attack"][pick]
     need = jnp.where(is_extension, config.save_min_liberties, 2).astype(jnp.int32)
     checked = (rule == SAVE) | (rule == TWO_LIB) | (rule == PATTERN) | (rule == CAPTURE)
