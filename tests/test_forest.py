@@ -3,6 +3,7 @@
 import dataclasses
 import os
 
+import numpy as np
 import pytest
 
 from gojax.kernels.host import Board
@@ -196,8 +197,6 @@ def test_the_verdicts_ahead_are_the_rounds_own():
     """Simulator.submit(ahead=True): the LeafVerdicts that come back before the playouts are
     the legal and capture masks and MoGo codes of the same leaf positions (row for row, padded
     rows included), equal to what the round's result carries."""
-    import numpy as np
-
     from gojax.search.device import Simulator
     params = SearchParams(leaves=4, playouts_per_leaf=2)
     sim = Simulator(params)
