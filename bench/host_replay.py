@@ -131,7 +131,8 @@ def main() -> None:
               f"{args.simulations} simulations per tree, L{args.leaves} x K{args.playouts_per_leaf}: host work "
               f"{per_case:.3f} s per {'forest' if args.trees > 1 else 'search'} (median of {args.replays}), "
               f"{1e3 * per_case / leaves:.3f} ms per leaf; the search loop's CPU alone (as `gojax bench` "
-              f"counts it) {1e3 * statistics.median(cpus[name]) / leaves:.3f} ms per leaf; "
+              f"counts it) {1e3 * statistics.median(cpus[name]) / leaves:.3f} ms per leaf "
+              f"(fastest replay {1e3 * min(cpus[name]) / leaves:.3f}); "
               f"nodes {nodes[:4]} ({sum(nodes)} in all)")
         if name != "base":
             ratios = sorted(b / a for a, b in zip(cpus["base"], cpus[name]))

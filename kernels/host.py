@@ -108,6 +108,20 @@ class Board:
         b.captures = dict(self.captures)
         return b
 
+    def after(self, p: int | None) -> Board:
+        """The position after the side to move plays p (None = pass), as a new board; this one
+        is unchanged.  Raises IllegalMove as `play` does.  `copy` then `play` without copying
+        the stones twice: the search makes one board per new leaf this way."""
+        b = Board.__new__(Board)
+        b.__dict__ = self.__dict__.copy()
+        if p is None:  # a pass keeps the stones array, and `place` writes into it
+            b.stones = self.stones.copy()
+        b.seen = set(self.seen)
+        b.moves = list(self.moves)
+        b.captures = dict(self.captures)
+        b.play(p)  # a stone: play puts a new stones array in place
+        return b
+
     @classmethod
     def from_ascii(cls, text: str, to_play: int = BLACK, komi: float = 7.5) -> Board:
         """Rows top (row N) first; 'X' black, 'O' white, '.' empty; spaces ignored."""

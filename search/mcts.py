@@ -100,7 +100,7 @@ class Search:
 
     # --- tree management --------------------------------------------------------------------
     def _new_root(self, board: Board) -> None:
-        self.tree.num_nodes = 0
+        self.tree.truncate(0)
         self.root = self.tree.add(board.copy(), -1, -1)
         self._initialise(self.root)
 
@@ -165,8 +165,7 @@ class Search:
             nodes.append(child)
         board = tree.boards[nodes[-1]]
         if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
-            board = board.copy()
-            board.play(None if a == tree.pass_action else a)
+            board = board.after(None if a == tree.pass_action else a)
             if not tree.full and tree.sims[nodes[-1]] >= params.expand_after:
                 nodes.append(tree.add(board, nodes[-1], a, lazy=True))
         leaf = Leaf(nodes, actions, board)
@@ -412,6 +411,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     paths = [[s.root] for s in searches]  # each tree's own indices
     actions: list[list[int]] = [[] for _ in searches]
     expand: dict[int, int] = {}  # search -> the action whose child is not in the tree
+    edges = ([], [], [])  # per level: the searches, store nodes and actions taken (the virtual loss)
     live = np.flatnonzero(~store.over[node])
     while live.size:
         cold = live[~store.initialised[node[live]]]
@@ -434,6 +434,9 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
                 child[hit] = store.child[node[live[hit]], a[hit]]
         for j, aj in zip(live.tolist(), a.tolist()):
             actions[j].append(aj)
+        edges[0].append(live)
+        edges[1].append(node[live])
+        edges[2].append(a)
         has = child >= 0
         for j, aj in zip(live[~has].tolist(), a[~has].tolist()):
             expand[j] = aj
@@ -448,8 +451,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         board = tree.boards[paths[j][-1]]
         if j in expand:
             a = expand[j]
-            board = board.copy()
-            board.play(None if a == tree.pass_action else a)
+            board = board.after(None if a == tree.pass_action else a)
             if not tree.full and tree.sims[paths[j][-1]] >= params.expand_after:
                 which.append(j)
                 parents.append(paths[j][-1])
@@ -461,8 +463,9 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         off, own = offs[which], np.asarray(nodes, np.int64)
         start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
                    np.asarray(acts, np.int64), own, off)
-    if params.virtual_loss:
-        _virtual_loss(store, offs, searches, leaves, params.virtual_loss * params.playouts_per_leaf)
+    if params.virtual_loss and edges[0]:
+        _virtual_loss(store, [np.concatenate(e) for e in edges], searches, leaves,
+                      params.virtual_loss * params.playouts_per_leaf)
     return leaves
 
 
@@ -500,13 +503,12 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
     refresh(store, nodes, params, np.stack([searches[j]._jitter for j in which.tolist()]))
 
 
-def _virtual_loss(store, offs: np.ndarray, searches: list[Search], leaves: list[Leaf], amount: float) -> None:
-    """Count `amount` lost simulations for the mover on every edge of the leaves' paths and
-    refresh those edges' values, so that the round's next descents see it.  Within a path the
-    nodes are distinct, and paths of different trees never meet: no edge is hit twice."""
-    who = np.concatenate([np.full(len(leaf.actions), j, np.int64) for j, leaf in enumerate(leaves)])
-    s = np.concatenate([np.asarray(leaf.nodes[:len(leaf.actions)], np.int64) for leaf in leaves]) + offs[who]
-    a = np.concatenate([np.asarray(leaf.actions, np.int64) for leaf in leaves])
+def _virtual_loss(store, edges: list[np.ndarray], searches: list[Search], leaves: list[Leaf], amount: float) -> None:
+    """Count `amount` lost simulations for the mover on every edge of the leaves' paths (edges:
+    the search, store node and action of each, int [E]) and refresh those edges' values, so
+    that the round's next descents see it.  Within a path the nodes are distinct, and paths of
+    different trees never meet: no edge is hit twice."""
+    who, s, a = edges
     for leaf in leaves:
         leaf.virtual = amount
     store.n[s, a] += amount

@@ -144,8 +144,16 @@ class Tree:
         self.parent_action[0] = -1
         boards = [self.boards[i] for i in order]
         self.boards = boards + [None] * (self.capacity - k)
-        self.num_nodes = k
+        self.truncate(k)
         return 0
+
+    def truncate(self, k: int) -> None:
+        """Keep nodes 0 .. k-1: the rows after them go back to zero (what `start_rows` expects of
+        a new node's row) and their boards are let go."""
+        for name in NODE_ARRAYS:
+            getattr(self, name)[k:self.num_nodes] = 0
+        self.boards[k:self.num_nodes] = [None] * max(self.num_nodes - k, 0)
+        self.num_nodes = k
 
 
 def start_rows(store, rows, boards: list[Board], parent, action, own, offset=0) -> None:
@@ -153,15 +161,11 @@ def start_rows(store, rows, boards: list[Board], parent, action, own, offset=0) 
     per board: node `own` (its tree's index) is the child by `action` of its tree's node
     `parent` (-1 for a root); `offset` turns a tree's indices into the store's.  All of rows,
     parent, action, own and offset are ints (one node: scalar writes, the lone search's path)
-    or index arrays of one length (a round's new nodes in several trees)."""
-    for arr in (store.n, store.w, store.na, store.wa, store.node_n, store.sims, store.wins, store.score):
-        arr[rows] = 0.0
+    or index arrays of one length (a round's new nodes in several trees).  The rows are zero
+    (fresh, or let go by `Tree.truncate`): only what is not zero is written."""
     store.prior[rows] = 0.5
     store.value[rows] = -np.inf
     store.child[rows] = -1
-    store.initialised[rows] = False
-    store.legal[rows] = False
-    store.legal_ready[rows] = False
     one = isinstance(rows, int)
     store.over[rows] = boards[0].game_over if one else [b.game_over for b in boards]
     store.to_play[rows] = boards[0].to_play if one else [b.to_play for b in boards]
