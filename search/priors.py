@@ -132,23 +132,34 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     m = params.prior_equiv
     at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
-    tree.prior[at, acts] = h
+    # The statistics are written as whole rows, [len(nodes), A] (zero off the legal moves;
+    # the nodes are distinct): a row is contiguous, a (node, action) pair each is not.
+    shape = (len(nodes), tree.n.shape[1])
+
+    def dense(values) -> np.ndarray:
+        out = np.zeros(shape, np.float32)
+        out[rows, acts] = values
+        return out
+
+    prior = tree.prior[nodes]
+    prior[rows, acts] = h
+    tree.prior[nodes] = prior
     # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
     amaf = acts != tree.pass_action
     m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
     if params.prior == "shape_wins":  # h is p at points: M even simulations and c sqrt(p) won ones
         black = tree.to_play[at] == 1
         counts, wins_black = _shape_wins(h, acts == tree.pass_action, black, params)
-        tree.n[at, acts] += counts
-        tree.w[at, acts] += wins_black
+        tree.n[nodes] += dense(counts)
+        tree.w[nodes] += dense(wins_black)
         hb = np.full(len(acts), 0.5, np.float32)  # the AMAF side: the even part alone
         tree.node_n[nodes] += np.bincount(rows, counts, minlength=len(nodes)).astype(np.float32)
     else:
-        tree.n[at, acts] += m
-        tree.w[at, acts] += m * hb
+        tree.n[nodes] += dense(m)
+        tree.w[nodes] += dense(m * hb)
         tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
-    tree.na[at[amaf], acts[amaf]] += m_amaf
-    tree.wa[at[amaf], acts[amaf]] += m_amaf * hb[amaf]
+    tree.na[nodes] += dense(np.where(amaf, m_amaf, 0.0))
+    tree.wa[nodes] += dense(np.where(amaf, m_amaf * hb, 0.0))
 
 
 def _shape_wins(h: np.ndarray, is_pass: np.ndarray, black: np.ndarray, params: SearchParams):

@@ -1,11 +1,12 @@
 """The host twin's fast legality (one chain labelling) against its slow move-by-move check."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gojax.kernels.geometry import BLACK, WHITE
-from gojax.kernels.host import Board
+from gojax.kernels.host import Board, IllegalMove
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -16,8 +17,9 @@ def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
     for _ in range(moves):
         legal = b.legal_points()
         b.play(int(rng.choice(legal)) if legal and rng.random() > 0.05 else None)
-    # The vectorised chain labelling equals the flood fill.
+    # The chain arrays (and the liberty matrix) equal the chains of the flood fill.
     _, root, libs = b.chain_arrays()
+    matrix = b.liberty_matrix()
     label, chains = b.chains()
     for p in range(size * size):
         if label[p] < 0:
@@ -25,11 +27,46 @@ def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
         else:
             stones, liberties = chains[label[p]]
             assert root[p] == min(stones) and libs[root[p]] == len(liberties)
+            assert set(np.flatnonzero(matrix[root[p]]).tolist()) == set(liberties)
     for color in (BLACK, WHITE):
         np.testing.assert_array_equal(b.eye_mask(color), [b.is_eye(p, color) for p in range(size * size)])
         for superko in (True, False):
             slow = [p for p in range(size * size) if b.is_legal(p, color, superko)]
             assert b.legal_points(color, superko) == slow
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31 - 1), moves=st.integers(0, 60))
+def test_after_is_copy_then_play(seed, moves):
+    """`after` (the search's one-copy child) gives what copy + play give, and leaves the parent
+    as it was; an illegal move raises as play does."""
+    rng = np.random.default_rng(seed)
+    b = Board(5)
+    for _ in range(moves):
+        legal = b.legal_points()
+        b.play(int(rng.choice(legal)) if legal and rng.random() > 0.1 else None)
+    before = (b.stones.copy(), set(b.seen), list(b.moves), dict(b.captures), b.ko, b.passes, b.to_play)
+    for p in b.legal_points() + [None]:
+        child, want = b.after(p), b.copy()
+        want.play(p)
+        assert child.to_ascii() == want.to_ascii() and child.moves == want.moves and child.seen == want.seen
+        assert (child.ko, child.passes, child.to_play, child.captures) == (want.ko, want.passes, want.to_play,
+                                                                           want.captures)
+        assert child.stones is not b.stones
+    assert (b.stones.tolist(), b.seen, b.moves, b.captures, b.ko, b.passes, b.to_play) == \
+        (before[0].tolist(),) + before[1:]
+
+
+def test_after_an_illegal_move_raises_and_changes_nothing():
+    b = Board.from_ascii("""
+        . X .
+        X . .
+        . . .""", to_play=WHITE)
+    with pytest.raises(IllegalMove, match="suicide"):
+        b.after(b.geometry.from_gtp("A3"))
+    with pytest.raises(IllegalMove, match="occupied"):
+        b.after(b.geometry.from_gtp("B3"))
+    assert b.to_ascii() == ". X .\nX . .\n. . ." and b.moves == []
 
 
 def test_copy_does_not_share_history():

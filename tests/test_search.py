@@ -14,6 +14,7 @@ from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 from gojax.search.priors import mogo_values
 from gojax.search.select import action_values, edge_value, edge_values, per_edge, refresh
+from gojax.search.tree import NODE_ARRAYS
 from tests.helpers import board
 
 
@@ -192,10 +193,25 @@ def test_tree_reuse_keeps_the_played_subtree():
     for name, value in kept.items():
         np.testing.assert_array_equal(getattr(search.tree, name)[search.root], value)
     assert search.tree.sims[search.root] == sims and search.root_board.moves == game.moves
+
+    def let_go_rows_are_zero():  # new nodes' rows are written only where not zero (start_rows)
+        k = search.tree.num_nodes
+        for name in NODE_ARRAYS:
+            assert not getattr(search.tree, name)[k:].any(), name
+        assert search.tree.boards[k:] == [None] * (search.tree.capacity - k)
+
+    let_go_rows_are_zero()
     # A position the tree never saw: a fresh root.
     other = Board(7)
     other.play(0)
     assert not search.advance(other) and search.tree.num_nodes == 1
+    let_go_rows_are_zero()
+    # The rows let go serve new nodes as fresh ones would: the same search as a new tree's.
+    fresh = Search(other, params)
+    fresh.calls = search.calls  # the same rounds' keys
+    again = search.run(simulations=512, stop_early=False)
+    fresh = fresh.run(simulations=512, stop_early=False)
+    assert (again.move, [m.visits for m in again.moves]) == (fresh.move, [m.visits for m in fresh.moves])
 
 
 def test_no_retrace_across_searches():
