@@ -36,6 +36,12 @@ def zobrist_table(num_points: int) -> np.ndarray:
     return rng.integers(1, 2**63, size=(3, num_points), dtype=np.uint64)
 
 
+@functools.cache
+def _zobrist_ints(num_points: int) -> list[list[int]]:
+    """zobrist_table as Python ints: one XOR of ints is several times cheaper than of numpy scalars."""
+    return zobrist_table(num_points).tolist()
+
+
 def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
     """The chain through stone p if it has no liberty, else [] (the fill stops at the first
     liberty: most chains next to a move have one at hand)."""
@@ -218,19 +224,23 @@ class Board:
 
     def try_move(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
         """Stones after `color` plays p, the captured points and the new hash; raises on illegal."""
-        if self.stones[p] != EMPTY:
+        after = self.stones.tolist()  # list reads: the capture test reads a few dozen points
+        if after[p] != EMPTY:
             raise IllegalMove("occupied", f"{self.geometry.to_gtp(p)} is occupied")
-        z = zobrist_table(self.size * self.size)
-        stones = self.stones.copy()
-        stones[p] = color
-        h = self.hash ^ z[color, p]
-        captured = captures_by(stones.tolist(), self.geometry.neighbors, p)
+        after[p] = color
+        captured = captures_by(after, self.geometry.neighbors, p)
         if captured is None:
             raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
+        z = _zobrist_ints(len(after))
+        h = int(self.hash) ^ z[color][p]
+        stones = self.stones.copy()
+        stones[p] = color
         if captured:
             stones[captured] = EMPTY
-            h ^= np.bitwise_xor.reduce(z[opponent(color), captured])
-        return stones, captured, h
+            taken = z[opponent(color)]
+            for q in captured:
+                h ^= taken[q]
+        return stones, captured, np.uint64(h)
 
     # --- legality ----------------------------------------------------------------------------
     def is_legal(self, p: int | None, color: int | None = None, superko: bool = True) -> bool:
@@ -349,10 +359,10 @@ class Board:
         # Simple ko: a lone stone that captured exactly one stone and has that point as its
         # only liberty may be retaken at once; forbid that single retake.
         self.ko = None
-        if len(captured) == 1:
-            group, libs = Board._group_of(stones, self.geometry, p)
-            if len(group) == 1 and len(libs) == 1:
-                self.ko = captured[0]
+        if len(captured) == 1:  # lone and in atari: every neighbour but the captured point is the opponent's
+            q, opp = captured[0], opponent(color)
+            if all(r == q or stones[r] == opp for r in self.geometry.neighbors[p]):
+                self.ko = q
         self.stones, self.hash = stones, h
         self.seen.add(int(h))
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
