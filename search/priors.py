@@ -235,16 +235,31 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     with `probabilities`, the softmax's p itself."""
     boards = [tree.boards[n] for n in nodes]
     size = boards[0].size
-    v = np.full((len(nodes), size * size), NEUTRAL, np.float32)
-    v[rows, acts] = verdict
-    last, prev = zip(*(shape.last_moves(b) for b in boards))
+    last, prev = _last_moves(tree, nodes, boards)
     model = shape.load_model(params.shape_model)
-    feats = shape.features(np.stack([b.stones for b in boards]), size, np.array([b.to_play for b in boards]),
-                           list(last), list(prev), v, model.uses_diamond)
-    ls = model.log_strength(feats[rows, acts])
+    feats = shape.candidate_features(np.stack([b.stones for b in boards]), size, tree.to_play[nodes], last, prev,
+                                     rows, acts, verdict, model.uses_diamond)
+    ls = model.log_strength(feats)
     if probabilities:
         return shape.grouped_probs(ls, rows, len(nodes))
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
+
+
+def _last_moves(tree: Tree, nodes: np.ndarray, boards: list) -> tuple[np.ndarray, np.ndarray]:
+    """The opponent's last and the mover's previous move of each node, as shape.move_rows gives
+    them: the actions into its parent and into itself (pass, P, is shape's "no move" row), read
+    from the tree; from the board where the tree does not reach that far (the root and its
+    children)."""
+    par = tree.parent[nodes]
+    base = nodes - nodes % tree.capacity  # a stack's tree offset (0 for a tree of its own)
+    has_parent = par >= 0
+    grand = np.where(has_parent, par + base, 0)
+    has_grand = has_parent & (tree.parent[grand] >= 0)
+    last = tree.parent_action[nodes].astype(np.int64)
+    prev = tree.parent_action[grand].astype(np.int64)
+    for i in np.flatnonzero(~has_grand).tolist():
+        last[i], prev[i] = shape.move_rows(shape.last_moves(boards[i]), boards[i].size)
+    return last, prev
 
 
 def _keep_verdicts(learnt: np.ndarray, verdict: np.ndarray, params: SearchParams) -> np.ndarray:

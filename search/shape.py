@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gojax.kernels.patterns import neighbourhood_indices, symmetry_classes
+from gojax.kernels.patterns import neighbourhood_indices, neighbourhood_indices_at, symmetry_classes
 
 GROUPS = ("pattern", "line", "last", "prev", "verdict")
 NO_MOVE = 0  # the distance class of "no such move" (start of the game, or a pass)
@@ -115,6 +115,30 @@ def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarr
     if diamond:
         return np.stack([c.astype(np.int64) for c in cols] + [diamond_keys(stones, size, mover)], axis=-1)
     return np.stack(cols, axis=-1)
+
+
+def candidate_features(stones: np.ndarray, size: int, mover: np.ndarray, last_rows: np.ndarray,
+                       prev_rows: np.ndarray, rows: np.ndarray, points: np.ndarray, verdict: np.ndarray,
+                       diamond: bool = False) -> np.ndarray:
+    """`features` of some candidates of a batch of positions only: position rows[i]'s point
+    points[i]; stones int8 [n, P], mover int [n], last_rows / prev_rows int [n] (the moves as
+    `move_rows` gives them), verdict float [R] the candidates' MoGo values.  Returns int32
+    [R, 5] (int64 [R, 6] with `diamond`), row for row what `features` holds there."""
+    classes, _ = symmetry_classes()
+    line, _, _ = _line_and_coords(size)
+    dist = _distance_table(size)
+    cols = [classes[neighbourhood_indices_at(stones, size, mover, rows, points)], line[points],
+            dist[np.asarray(last_rows)[rows], points], dist[np.asarray(prev_rows)[rows], points],
+            np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)]
+    if diamond:
+        keys = diamond_keys(stones, size, mover)[rows, points]
+        return np.stack([c.astype(np.int64) for c in cols] + [keys], axis=-1)
+    return np.stack(cols, axis=-1)
+
+
+def move_rows(moves, size: int) -> np.ndarray:
+    """int64 [n]: the distance classes' table row of each move (a point, or None: none or a pass)."""
+    return _move_rows(list(moves), size)
 
 
 def _move_rows(moves, size: int) -> np.ndarray:

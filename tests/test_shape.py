@@ -14,7 +14,7 @@ from gojax.kernels.patterns import neighbourhood_index, neighbourhood_indices, s
 from gojax.search import shape
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
-from gojax.search.priors import NEUTRAL, mogo_values
+from gojax.search.priors import NEUTRAL, _last_moves, mogo_values
 from tests.helpers import board
 
 CORNER = """
@@ -216,3 +216,42 @@ def test_learning_takes_moves_only_from_the_engines_asked_for():
     assert learnt_players(row, 5000, ("gojax", "pachi")) == set()
     timed = dict(row, commands={**row["commands"], "pachi3000": "/opt/pachi/pachi -t 1.2 threads=1"})
     assert learnt_players(timed, 100, ("pachi",)) == set()  # a time budget, not a fixed number of playouts
+
+
+@pytest.mark.parametrize("diamond", [False, True])
+def test_candidate_features_are_the_full_features_at_the_candidates(diamond):
+    """The search's prior computes features at the legal moves of its new nodes only: the same
+    rows as the whole board's features there."""
+    rng = np.random.default_rng(5)
+    boards = []
+    for _game in range(6):
+        b = Board(7)
+        for _ in range(int(rng.integers(0, 30))):
+            legal = b.legal_points()
+            b.play(int(rng.choice(legal)) if legal and rng.random() > 0.1 else None)
+        boards.append(b)
+    stones = np.stack([b.stones for b in boards])
+    mover = np.array([b.to_play for b in boards])
+    last, prev = zip(*(shape.last_moves(b) for b in boards))
+    verdict = rng.choice([0.0, 0.5, 1.0], (len(boards), 49)).astype(np.float32)
+    rows, points = np.nonzero(rng.random((len(boards), 49)) < 0.5)
+    full = shape.features(stones, 7, mover, list(last), list(prev), verdict, diamond)
+    at = shape.candidate_features(stones, 7, mover, shape.move_rows(last, 7), shape.move_rows(prev, 7), rows, points,
+                                  verdict[rows, points], diamond)
+    np.testing.assert_array_equal(at, full[rows, points])
+
+
+def test_the_prior_reads_the_last_two_moves_from_the_tree_as_the_boards_hold_them():
+    """Below the root's children a node's last two moves come from the tree's actions; they
+    must be the moves its board holds (passes included)."""
+    b = Board(5)
+    b.play(b.geometry.from_gtp("C3"))
+    b.play(None)
+    search = Search(b, SearchParams(leaves=4, playouts_per_leaf=2, seed=1, pass_in_tree="always"))
+    search.run(simulations=400, stop_early=False)
+    nodes = np.arange(search.tree.num_nodes)
+    boards = [search.tree.boards[n] for n in nodes]
+    last, prev = _last_moves(search.tree, nodes, boards)
+    want = [shape.move_rows(shape.last_moves(board), 5) for board in boards]
+    assert [(int(x), int(y)) for x, y in zip(last, prev)] == [(int(x), int(y)) for x, y in want]
+    assert search.tree.parent[nodes].min() == -1 and (search.tree.parent[search.tree.parent[nodes[1:]]] >= 0).any()
