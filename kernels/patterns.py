@@ -158,18 +158,6 @@ def neighbourhood_indices(stones: np.ndarray, size: int, mover: np.ndarray | int
     return (codes << (2 * np.arange(8, dtype=np.int32))).sum(-1).astype(np.int32)
 
 
-def neighbourhood_indices_at(stones: np.ndarray, size: int, mover: np.ndarray, rows: np.ndarray,
-                             points: np.ndarray) -> np.ndarray:
-    """`neighbourhood_indices` at some points only: position rows[i]'s point points[i] (stones
-    int8 [n, P], mover int [n]); returns int32 [len(rows)]."""
-    s = np.asarray(stones, np.int32)
-    pad = np.concatenate([s, np.full((len(s), 1), OFF, np.int32)], axis=-1)
-    codes = pad[np.asarray(rows)[:, None], neighbourhood_table(size)[points]]  # [R, 8]
-    swap = (np.asarray(mover) == WHITE)[rows][:, None]
-    codes = np.where(swap & (codes == BLACK), WHITE, np.where(swap & (codes == WHITE), BLACK, codes))
-    return (codes << (2 * np.arange(8, dtype=np.int32))).sum(-1).astype(np.int32)
-
-
 @functools.cache
 def symmetry_classes() -> tuple[np.ndarray, int]:
     """(int32 [65536], n): the class of each neighbourhood index under the 8 symmetries of the

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gojax.kernels.patterns import neighbourhood_indices, neighbourhood_indices_at, symmetry_classes
+from gojax.kernels.patterns import neighbourhood_indices, symmetry_classes
 
 GROUPS = ("pattern", "line", "last", "prev", "verdict")
 NO_MOVE = 0  # the distance class of "no such move" (start of the game, or a pass)
@@ -127,7 +127,7 @@ def candidate_features(stones: np.ndarray, size: int, mover: np.ndarray, last_ro
     classes, _ = symmetry_classes()
     line, _, _ = _line_and_coords(size)
     dist = _distance_table(size)
-    cols = [classes[neighbourhood_indices_at(stones, size, mover, rows, points)], line[points],
+    cols = [classes[neighbourhood_indices(stones, size, mover)[rows, points]], line[points],
             dist[np.asarray(last_rows)[rows], points], dist[np.asarray(prev_rows)[rows], points],
             np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)]
     if diamond:
