@@ -99,8 +99,11 @@ def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None
     """target[rows, cols] += values, repeats summed (the root is on every path).  np.add.at
     on the flat view with the values cast to the target's dtype first: numpy's fast path (a
     mixed-dtype or 2-D add.at is many times slower)."""
-    np.add.at(target.reshape(-1), (rows * target.shape[1] + cols).ravel(),
-              np.broadcast_to(np.asarray(values, target.dtype), np.broadcast_shapes(np.shape(rows), np.shape(cols))).ravel())
+    at = rows * target.shape[1] + cols
+    values = np.asarray(values, target.dtype)
+    if values.shape != at.shape:
+        values = np.broadcast_to(values, at.shape)
+    np.add.at(target.reshape(-1), at.ravel(), values.ravel())
 
 
 def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
