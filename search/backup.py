@@ -108,13 +108,14 @@ def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None
 
 def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
                  z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str,
-                 score: np.ndarray | None = None) -> np.ndarray:
+                 score: np.ndarray | None = None, offsets: np.ndarray | None = None) -> np.ndarray:
     """Back up K playouts of each of the leaves at once, removing their virtual loss.
 
     wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
     -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
     reduced them, score [L] (the sum of the K final scores; None: not kept); rows beyond
-    len(leaves) are padding.  Returns the nodes whose statistics
+    len(leaves) are padding; offsets (int [len(leaves)], or None for zeros) is added to each
+    leaf's node indices (a tree's own, into a stack's rows).  Returns the nodes whose statistics
     changed (each once)."""
     p = tree.pass_action
     wins = np.asarray(wins, np.float32)
@@ -144,6 +145,12 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
         (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(leaves, p)
     s = np.asarray(pair_node, np.int64)
     li = np.asarray(pair_leaf, np.int64)
+    off = None if offsets is None else np.asarray(offsets, np.int64)
+
+    def shift(nodes: np.ndarray, leaf: np.ndarray) -> np.ndarray:  # each leaf's tree's rows in a stack
+        return nodes if off is None else nodes + off[leaf]
+
+    s = shift(s, li)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
     np.add.at(tree.node_n, s, float(k))
     np.add.at(tree.sims, s, float(k))
@@ -153,12 +160,14 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     if edge_node:
         es, ea = np.asarray(edge_node, np.int64), np.asarray(edge_action, np.int64)
         el, ev = np.asarray(edge_leaf, np.int64), np.asarray(edge_virtual, np.float32)
+        es = shift(es, el)
         white = tree.to_play[es] == 2
         np.add.at(tree.node_n, es, -ev)
         _add(tree.n, es, ea, k - ev)
         _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
     if new_node:
         nn, nl = np.asarray(new_node, np.int64), np.asarray(new_leaf, np.int64)
+        nn = shift(nn, nl)
         fm = np.asarray(first_moves)[nl]
         acts = np.where(fm < 0, p, fm).astype(np.int64)  # PASS_POINT (and NO_MOVE, masked below)
         rows = np.broadcast_to(nn[:, None], acts.shape)

@@ -323,14 +323,10 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     # Their priors now, all at once, unless the verdicts came ahead (the refresh below covers
     # them: they are on the paths).
     ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
-    rows, paths = [], []
-    for ls, start, off in zip(leaves, starts, offs.tolist()):
-        for i, leaf in enumerate(ls):
-            paths.append(Leaf([n + off for n in leaf.nodes], leaf.actions, leaf.board, leaf.virtual) if off else leaf)
-            rows.append(start + i)
-    idx = np.asarray(rows, np.int64)
-    touched = backup_round(store, paths, k, r.wins[idx], r.first_move[idx], r.z[idx], r.amaf_count[idx],
-                           r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1))
+    idx = np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])
+    offsets = np.repeat(offs, [len(ls) for ls in leaves])  # each leaf's tree into the stack
+    touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
+                           r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
     refresh(store, touched, params, _jitter_rows(searches, store, offs, touched))
     return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
             for ls, start in zip(leaves, starts)]
