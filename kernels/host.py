@@ -301,10 +301,23 @@ class Board:
 
     def superko_repeats(self, legal: np.ndarray, capture: np.ndarray) -> set[int]:
         """The points of the device's `legal` mask that repeat an earlier position.  The Zobrist
-        hash after each move is one XOR for a plain move; a capture is played out with
-        `try_move` to know which stones leave."""
+        hash after each move is one XOR for a plain move; for a capture, `captures_by` on a
+        list of the stones says which stones leave."""
         seen, color = self.seen, self.to_play
-        repeats = {p for p in np.flatnonzero(legal & capture).tolist() if int(self.try_move(p, color)[2]) in seen}
+        repeats = set()
+        takes = np.flatnonzero(legal & capture).tolist()
+        if takes:
+            after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, int(self.hash)
+            z = _zobrist_ints(len(after))
+            mine, theirs = z[color], z[opponent(color)]
+            for p in takes:
+                after[p] = color
+                h = h0 ^ mine[p]
+                for q in captures_by(after, nbrs, p) or ():  # legal: never None
+                    h ^= theirs[q]
+                after[p] = EMPTY
+                if h in seen:
+                    repeats.add(p)
         if not self.plain_moves_are_new():
             plain = np.flatnonzero(legal & ~capture)
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
