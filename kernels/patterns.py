@@ -159,6 +159,18 @@ def neighbourhood_indices(stones: np.ndarray, size: int, mover: np.ndarray | int
 
 
 @functools.cache
+def mover_classes() -> np.ndarray:
+    """int32 [2, 65536]: the symmetry class of each neighbourhood index as it lies on the board
+    (colours as they are), row 0 with Black to move and row 1 with White (whose stones the
+    classes name as the mover's)."""
+    classes, _ = symmetry_classes()
+    idx = np.arange(4 ** 8, dtype=np.int64)
+    digits = (idx[:, None] >> (2 * np.arange(8))) & 3
+    swapped = np.where(digits == BLACK, WHITE, np.where(digits == WHITE, BLACK, digits))
+    return np.stack([classes, classes[(swapped << (2 * np.arange(8))).sum(1)]]).astype(np.int32)
+
+
+@functools.cache
 def symmetry_classes() -> tuple[np.ndarray, int]:
     """(int32 [65536], n): the class of each neighbourhood index under the 8 symmetries of the
     square (colours kept), numbered 0..n-1.  Indices that cannot occur (an off-board code where

@@ -56,17 +56,22 @@ class LeafVerdicts(NamedTuple):
     legal: np.ndarray  # bool [G * L, P]  points the side to move may play (simple ko, no superko)
     capture: np.ndarray  # bool [G * L, P]  those of them that capture (the host checks superko there)
     prior: np.ndarray | None  # int8 [G * L, P]  kernels/policy.prior_codes; None without the MoGo verdicts
+    # int32 [G * L, P]  each point's 3x3 neighbourhood index, colours as they lie
+    # (kernels/policy.pattern_index); None unless the prior reads shapes
+    pattern: np.ndarray | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior",))
-def prepare_round(fields: dict, with_prior: bool):
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
+def prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
     with their chains, and their LeafVerdicts: a small call of its own, so that its answer comes
     back while the playouts of the same boards still run."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
     cells = jnp.asarray(geometry_of(states).point_to_cell)
-    return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None)
+    pattern = jax.vmap(lambda s: policy.pattern_index(s.color, cells))(states) if with_pattern else None
+    return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
+                                pattern)
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
@@ -107,6 +112,7 @@ class Simulator:
         self.config = config or params.playout_config()
         self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
         self.with_prior = params.uses_mogo_verdicts
+        self.with_pattern = params.uses_shapes
         # The CMC tables feed each round into the next: one device, calls in order.
         self.devices = 1 if self.config.cmc_prob > 0 else jax.device_count()
         self.cmc = None
@@ -160,7 +166,7 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior)
+        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern)
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,

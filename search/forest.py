@@ -230,7 +230,7 @@ class Forest:
         t0 = time.perf_counter()
         for members, starts in self._rows(round_):
             ready_new_nodes([self.searches[t] for t in members], [round_.leaves[t] for t in members], starts,
-                            v.legal, v.capture, v.prior)
+                            v.legal, v.capture, v.prior, patterns=v.pattern)
         run.host += time.perf_counter() - t0
 
     def _rows(self, round_: _Round):

@@ -333,14 +333,16 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
 
 
 def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], legal: np.ndarray,
-                    capture: np.ndarray, codes: np.ndarray | None, refresh_now: bool = True) -> None:
+                    capture: np.ndarray, codes: np.ndarray | None, refresh_now: bool = True,
+                    patterns: np.ndarray | None = None) -> None:
     """Give the new nodes of a round's leaves (rows as in `back_up_trees`) their legal moves (the
     device's masks `legal`, bool [rows, P], less the superko repeats, which only `capture`d
     points or plain moves that recreate a position can make) and, but under the grandfather
     prior, their priors (the device's MoGo verdicts `codes`, int8 [rows, P], where the prior
-    uses them) and, with `refresh_now`, their values.  Nodes already given them are left alone.
-    The forest calls it with a round's verdicts before the playouts end (verdicts_ahead), the
-    backup with the playouts' result."""
+    uses them; and the 3x3 neighbourhoods `patterns`, int32 [rows, P], where the shape prior
+    reads them: None, the host finds them) and, with `refresh_now`, their values.  Nodes
+    already given them are left alone.  The forest calls it with a round's verdicts before the
+    playouts end (verdicts_ahead), the backup with the playouts' result."""
     store, offs = _store(searches)
     first = searches[0]
     new_nodes, new_rows, new_boards = [], [], []
@@ -366,7 +368,8 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     cold = ~store.initialised[fresh]
     fresh, fresh_rows = fresh[cold], fresh_rows[cold]
     if len(fresh) and first._batch_priors(codes):
-        priors.initialise(store, fresh, first.params, None if codes is None else codes[fresh_rows])
+        priors.initialise(store, fresh, first.params, None if codes is None else codes[fresh_rows],
+                          None if patterns is None else patterns[fresh_rows])
         if refresh_now:
             refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
 

@@ -159,6 +159,11 @@ class SearchParams:
         return self.prior in ("mogo", "shape", "shape_wins")
 
     @property
+    def uses_shapes(self) -> bool:
+        """The priors that read each candidate's 3x3 shape (search/shape.py)."""
+        return self.prior in ("shape", "shape_wins")
+
+    @property
     def in_flight_rule(self) -> str:
         """`in_flight` as the search applies it: the grandfather prior reads the tree when a
         descent first passes through a node, so under it every descent descends."""

@@ -111,7 +111,8 @@ def _from_codes(c: np.ndarray, board_of, points: np.ndarray) -> np.ndarray:
     return out
 
 
-def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None = None) -> None:
+def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None = None,
+               patterns: np.ndarray | None = None) -> None:
     """Add the heuristic's virtual experience to the nodes' action statistics (eq. 48-52): the
     one way a prior enters the tree.  Every node must have its legal mask.
 
@@ -128,7 +129,7 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     if params.prior == "none" or not len(nodes):
         return
     rows, acts = np.nonzero(tree.legal[nodes])
-    h = _heuristic(tree, nodes, rows, acts, params, codes)
+    h = _heuristic(tree, nodes, rows, acts, params, codes, patterns)
     m = params.prior_equiv
     at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
@@ -188,8 +189,9 @@ def experience(tree: Tree, node: int, params: SearchParams) -> tuple[np.ndarray,
 
 
 def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, params: SearchParams,
-               codes: np.ndarray | None) -> np.ndarray:
-    """H (the mover's view, float32) of each legal (node row, action) pair."""
+               codes: np.ndarray | None, patterns: np.ndarray | None = None) -> np.ndarray:
+    """H (the mover's view, float32) of each legal (node row, action) pair; `codes` and
+    `patterns` as `initialise` takes them."""
     p = tree.pass_action
     h = np.full(len(acts), NEUTRAL, np.float32)
     if params.prior == "grandfather":
@@ -204,10 +206,12 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
         else:
             at, pts = nodes[rows[point]], acts[point]
             hp = _from_codes(codes[rows[point], pts], lambda k: tree.boards[at[k]], pts)
+        near = None if patterns is None else patterns[rows[point], acts[point]]
         if params.prior == "shape" and len(hp):
-            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params), hp, params)
+            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params, near=near), hp,
+                                params)
         elif params.prior == "shape_wins" and len(hp):
-            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params, probabilities=True)
+            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params, probabilities=True, near=near)
         h[point] = hp
         passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
         h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
@@ -229,16 +233,18 @@ def _grandfather(tree: Tree, node: int, legal: np.ndarray, params: SearchParams)
 
 
 def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, verdict: np.ndarray,
-                  params: SearchParams, probabilities: bool = False) -> np.ndarray:
-    """The shape prior's H for candidate (rows, acts) of `nodes`, given their MoGo verdicts:
-    features for all the nodes' boards at once, then a softmax per node (search/shape.py);
+                  params: SearchParams, probabilities: bool = False, near: np.ndarray | None = None) -> np.ndarray:
+    """The shape prior's H for candidate (rows, acts) of `nodes`, given their MoGo verdicts
+    (and their 3x3 neighbourhood indices `near`, from the device; None: read off the boards):
+    features for all the nodes' candidates at once, then a softmax per node (search/shape.py);
     with `probabilities`, the softmax's p itself."""
     boards = [tree.boards[n] for n in nodes]
     size = boards[0].size
     last, prev = _last_moves(tree, nodes, boards)
     model = shape.load_model(params.shape_model)
-    feats = shape.candidate_features(np.stack([b.stones for b in boards]), size, tree.to_play[nodes], last, prev,
-                                     rows, acts, verdict, model.uses_diamond)
+    stones = np.stack([b.stones for b in boards]) if near is None or model.uses_diamond else None
+    feats = shape.candidate_features(stones, size, tree.to_play[nodes], last, prev, rows, acts, verdict,
+                                     model.uses_diamond, near)
     ls = model.log_strength(feats)
     if probabilities:
         return shape.grouped_probs(ls, rows, len(nodes))

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gojax.kernels.patterns import neighbourhood_indices, symmetry_classes
+from gojax.kernels.patterns import mover_classes, neighbourhood_indices, symmetry_classes
 
 GROUPS = ("pattern", "line", "last", "prev", "verdict")
 NO_MOVE = 0  # the distance class of "no such move" (start of the game, or a pass)
@@ -117,17 +117,22 @@ def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarr
     return np.stack(cols, axis=-1)
 
 
-def candidate_features(stones: np.ndarray, size: int, mover: np.ndarray, last_rows: np.ndarray,
+def candidate_features(stones: np.ndarray | None, size: int, mover: np.ndarray, last_rows: np.ndarray,
                        prev_rows: np.ndarray, rows: np.ndarray, points: np.ndarray, verdict: np.ndarray,
-                       diamond: bool = False) -> np.ndarray:
+                       diamond: bool = False, near: np.ndarray | None = None) -> np.ndarray:
     """`features` of some candidates of a batch of positions only: position rows[i]'s point
     points[i]; stones int8 [n, P], mover int [n], last_rows / prev_rows int [n] (the moves as
-    `move_rows` gives them), verdict float [R] the candidates' MoGo values.  Returns int32
-    [R, 5] (int64 [R, 6] with `diamond`), row for row what `features` holds there."""
-    classes, _ = symmetry_classes()
+    `move_rows` gives them), verdict float [R] the candidates' MoGo values; near, int [R] or
+    None: the candidates' 3x3 neighbourhood indices with the colours as they lie (the device's
+    kernels/policy.pattern_index), else read off `stones` (needed with `diamond` too).  Returns
+    int32 [R, 5] (int64 [R, 6] with `diamond`), row for row what `features` holds there."""
     line, _, _ = _line_and_coords(size)
     dist = _distance_table(size)
-    cols = [classes[neighbourhood_indices(stones, size, mover)[rows, points]], line[points],
+    if near is None:
+        pattern = symmetry_classes()[0][neighbourhood_indices(stones, size, mover)[rows, points]]
+    else:
+        pattern = mover_classes()[np.asarray(mover)[rows] - 1, near]
+    cols = [pattern, line[points],
             dist[np.asarray(last_rows)[rows], points], dist[np.asarray(prev_rows)[rows], points],
             np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)]
     if diamond:

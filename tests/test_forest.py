@@ -6,7 +6,10 @@ import os
 import numpy as np
 import pytest
 
+from gojax.kernels.geometry import BLACK
 from gojax.kernels.host import Board
+from gojax.kernels.patterns import neighbourhood_indices
+from gojax.search import priors
 from gojax.search.forest import Forest
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
@@ -210,3 +213,29 @@ def test_the_verdicts_ahead_are_the_rounds_own():
     g = positions()[2].geometry
     assert v.legal[2, g.from_gtp("D4")] == 0 and v.legal[2, g.from_gtp("A1")] == 1  # C3 E5 D4: D4 taken
     assert sim.submit(rows, np.zeros((2, 2), np.uint32), [2, 2]).verdicts is None
+    # The shape prior reads each point's 3x3 neighbourhood off them: the host's index, colours
+    # as they lie (every point, empty or not, so the padded rows too).
+    boards = [b for bs in rows for b in bs + [bs[0]] * (4 - len(bs))]
+    np.testing.assert_array_equal(v.pattern, neighbourhood_indices(np.stack([b.stones for b in boards]), 7, BLACK))
+    assert Simulator(dataclasses.replace(params, prior="mogo")).submit(rows, np.zeros((2, 2), np.uint32), [1, 1],
+                                                                      ahead=True).verdicts.result().pattern is None
+
+
+@pytest.mark.parametrize("prior", ["shape", "shape_wins"])
+def test_shape_priors_from_the_devices_neighbourhoods_equal_the_hosts(prior):
+    """A new node's shape prior from the device's neighbourhood indices (the round's verdicts)
+    is the one the host computes from the node's board, for Black and White to move."""
+    params = SearchParams(leaves=4, playouts_per_leaf=2, prior=prior)
+    search = Search(positions()[2], params)
+    search.run(simulations=96, stop_early=False)
+    tree = search.tree
+    nodes = np.arange(1, tree.num_nodes)
+    assert set(tree.to_play[nodes].tolist()) == {1, 2}
+    boards = [tree.boards[n] for n in nodes]
+    near = neighbourhood_indices(np.stack([b.stones for b in boards]), 7, BLACK)  # what the device sends
+    rows, acts = np.nonzero(tree.legal[nodes])
+    point = acts != tree.pass_action
+    want = priors._heuristic(tree, nodes, rows, acts, params, None)
+    got = priors._heuristic(tree, nodes, rows, acts, params, None, near)
+    np.testing.assert_array_equal(got, want)
+    assert point.sum() > 100
