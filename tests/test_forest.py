@@ -127,10 +127,10 @@ def test_descents_give_no_node_its_prior_on_the_host_unless_asked(in_flight):
     on_host = []
     original = priors.initialise
 
-    def spy(tree, nodes, p, codes=None):
+    def spy(tree, nodes, p, codes=None, patterns=None):
         if codes is None:
             on_host.append(list(nodes))
-        return original(tree, nodes, p, codes)
+        return original(tree, nodes, p, codes, patterns)
 
     priors.initialise = spy
     try:
@@ -157,10 +157,10 @@ def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
     for ahead in (False, True):
         host = on_host[ahead] = []
 
-        def spy(tree, nodes, p, codes=None, host=host):
+        def spy(tree, nodes, p, codes=None, patterns=None, host=host):
             if codes is None:
                 host.extend(list(nodes))
-            return original(tree, nodes, p, codes)
+            return original(tree, nodes, p, codes, patterns)
 
         priors.initialise = spy
         try:
