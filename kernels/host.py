@@ -42,6 +42,16 @@ def _zobrist_ints(num_points: int) -> list[list[int]]:
     return zobrist_table(num_points).tolist()
 
 
+def _hash_after(h: int, num_points: int, color: int, p: int, captured) -> int:
+    """The Zobrist hash `h` after `color` plays p and the `captured` stones leave."""
+    z = _zobrist_ints(num_points)
+    h ^= z[color][p]
+    taken = z[opponent(color)]
+    for q in captured:
+        h ^= taken[q]
+    return h
+
+
 def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
     """The chain through stone p if it has no liberty, else [] (the fill stops at the first
     liberty: most chains next to a move have one at hand)."""
@@ -231,16 +241,11 @@ class Board:
         captured = captures_by(after, self.geometry.neighbors, p)
         if captured is None:
             raise IllegalMove("suicide", f"{self.geometry.to_gtp(p)} is suicide")
-        z = _zobrist_ints(len(after))
-        h = int(self.hash) ^ z[color][p]
         stones = self.stones.copy()
         stones[p] = color
         if captured:
             stones[captured] = EMPTY
-            taken = z[opponent(color)]
-            for q in captured:
-                h ^= taken[q]
-        return stones, captured, np.uint64(h)
+        return stones, captured, np.uint64(_hash_after(int(self.hash), len(after), color, p, captured))
 
     # --- legality ----------------------------------------------------------------------------
     def is_legal(self, p: int | None, color: int | None = None, superko: bool = True) -> bool:
@@ -308,16 +313,11 @@ class Board:
         takes = np.flatnonzero(legal & capture).tolist()
         if takes:
             after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, int(self.hash)
-            z = _zobrist_ints(len(after))
-            mine, theirs = z[color], z[opponent(color)]
             for p in takes:
                 after[p] = color
-                h = h0 ^ mine[p]
-                for q in captures_by(after, nbrs, p) or ():  # legal: never None
-                    h ^= theirs[q]
-                after[p] = EMPTY
-                if h in seen:
+                if _hash_after(h0, len(after), color, p, captures_by(after, nbrs, p)) in seen:  # legal: never None
                     repeats.add(p)
+                after[p] = EMPTY
         if not self.plain_moves_are_new():
             plain = np.flatnonzero(legal & ~capture)
             after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]

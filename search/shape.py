@@ -103,18 +103,14 @@ def features(stones: np.ndarray, size: int, mover, last, prev, verdict: np.ndarr
     stones int8 [..., P]; mover int [...]; last, prev: the points of the
     opponent's last and the mover's previous move (None for none or a pass; a list for a
     batch); verdict float [..., P]: MoGo values 0 / 0.5 / 1 (any value off the candidates)."""
-    classes, _ = symmetry_classes()
-    line, _, _ = _line_and_coords(size)
-    pattern = classes[neighbourhood_indices(stones, size, mover)]
-    shape_ = pattern.shape
-    dist = _distance_table(size)
-    d_last = dist[_move_rows(last, size)].reshape(shape_)
-    d_prev = dist[_move_rows(prev, size)].reshape(shape_)
-    v = np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)
-    cols = [pattern, np.broadcast_to(line, shape_), d_last, d_prev, v]
-    if diamond:
-        return np.stack([c.astype(np.int64) for c in cols] + [diamond_keys(stones, size, mover)], axis=-1)
-    return np.stack(cols, axis=-1)
+    s = np.asarray(stones)
+    n, points = int(np.prod(s.shape[:-1], dtype=np.int64)), size * size
+    movers = np.broadcast_to(np.asarray(mover), s.shape[:-1]).reshape(n)
+    rows, at = np.repeat(np.arange(n), points), np.tile(np.arange(points), n)
+    v = np.broadcast_to(np.asarray(verdict, np.float32), s.shape).reshape(-1)
+    out = candidate_features(s.reshape(n, points), size, movers, move_rows(last, size), move_rows(prev, size),
+                             rows, at, v, diamond)
+    return out.reshape(s.shape + out.shape[-1:])
 
 
 def candidate_features(stones: np.ndarray | None, size: int, mover: np.ndarray, last_rows: np.ndarray,
@@ -142,12 +138,8 @@ def candidate_features(stones: np.ndarray | None, size: int, mover: np.ndarray, 
 
 
 def move_rows(moves, size: int) -> np.ndarray:
-    """int64 [n]: the distance classes' table row of each move (a point, or None: none or a pass)."""
-    return _move_rows(list(moves), size)
-
-
-def _move_rows(moves, size: int) -> np.ndarray:
-    """Rows of _distance_table for a point, None, or a list of them (None: row P, no move)."""
+    """int64 [n]: the distance classes' table row of a move or of each of a list or tuple of
+    them (a point, or None: none or a pass)."""
     moves = moves if isinstance(moves, (list, tuple)) else [moves]
     return np.array([size * size if q is None else q for q in moves], np.int64)
 
@@ -276,11 +268,6 @@ def playout_patterns(model: ShapeModel, threshold: float) -> np.ndarray:
     """uint8 [2, 65536]: the playouts' pattern table (kernels/patterns.playout_table) holding
     the 3x3 neighbourhoods whose learnt pattern log-gamma is at least `threshold`; row c - 1 for
     colour c to move (the model names colours from the mover's side)."""
-    classes, _ = symmetry_classes()
-    idx = np.arange(4 ** 8, dtype=np.int64)
-    digits = (idx[:, None] >> (2 * np.arange(8))) & 3
-    swapped = np.where(digits == 1, 2, np.where(digits == 2, 1, digits))  # White to move: its stones as Black
-    as_white = (swapped << (2 * np.arange(8))).sum(1)
     good = model.log_gamma[0] >= threshold
-    return np.stack([good[classes[idx]], good[classes[as_white]]]).astype(np.uint8)
+    return good[mover_classes()].astype(np.uint8)
 
