@@ -11,6 +11,7 @@ the first against.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 
@@ -66,11 +67,13 @@ def _first_credits(leaves: list[Leaf], pass_action: int):
     depth = max((len(leaf.actions) for leaf in leaves), default=0)
     if not depth:
         return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
+    t_len = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
+    flat = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, int(t_len.sum()))
+    row = np.repeat(np.arange(n), t_len)
     acts = np.full((n, depth), -1, np.int64)
-    for i, leaf in enumerate(leaves):
-        acts[i, :len(leaf.actions)] = leaf.actions
+    acts[row, np.arange(len(flat)) - (np.cumsum(t_len) - t_len)[row]] = flat
     acts[acts == pass_action] = -1
-    m = np.array([len(leaf.nodes) for leaf in leaves], np.int64)
+    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
     base = np.concatenate([[0], np.cumsum(m)[:-1]])
     steps = np.arange(depth)
     # prev[i, u]: the last u' < u that played acts[i, u]'s point, or -1.
@@ -119,32 +122,33 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     changed (each once)."""
     p = tree.pass_action
     wins = np.asarray(wins, np.float32)
-    pair_node, pair_leaf = [], []  # one pair per (leaf, node on its path)
-    edge_node, edge_action, edge_leaf, edge_virtual = [], [], [], []
-    cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
-    new_node, new_leaf = [], []
-    for i, leaf in enumerate(leaves):
-        base = len(pair_node)
-        pair_node += leaf.nodes
-        pair_leaf += [i] * len(leaf.nodes)
-        t_edges = len(leaf.actions)
-        edge_node += leaf.nodes[:t_edges]
-        edge_action += leaf.actions
-        edge_leaf += [i] * t_edges
-        edge_virtual += [leaf.virtual] * t_edges
-        if len(leaf.nodes) > t_edges:  # the new node: its edge is each playout's own first move
-            new_node.append(leaf.nodes[-1])
-            new_leaf.append(i)
-        if rule != "first":
-            (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
-            cred_pair += [base + t for t in ct]
-            cred_point += ca
-            excl_pair += [base + t for t in et]
-            excl_point += ea
+    n = len(leaves)
+    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)  # path nodes per leaf
+    t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)  # tree edges per leaf
+    # One pair per (leaf, node on its path), leaf by leaf; s_t of leaf i is pair base_i + t.
+    s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
+    li = np.repeat(np.arange(n), m)
+    base = np.cumsum(m) - m
+    step = np.arange(len(s)) - base[li]
+    on_edge = step < t_edges[li]  # s_t with an edge a_t on the path
+    edge_node = s[on_edge]
+    edge_action = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64,
+                              int(t_edges.sum()))
+    edge_leaf = li[on_edge]
+    edge_virtual = np.array([leaf.virtual for leaf in leaves], np.float32)[edge_leaf]
+    new_leaf = np.flatnonzero(m > t_edges)  # the new node: its edge is each playout's own first move
+    new_node = s[base[new_leaf] + m[new_leaf] - 1]
     if rule == "first":
         (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(leaves, p)
-    s = np.asarray(pair_node, np.int64)
-    li = np.asarray(pair_leaf, np.int64)
+    else:
+        cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
+        for i, leaf in enumerate(leaves):
+            (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
+            b = int(base[i])
+            cred_pair += [b + t for t in ct]
+            cred_point += ca
+            excl_pair += [b + t for t in et]
+            excl_point += ea
     off = None if offsets is None else np.asarray(offsets, np.int64)
 
     def shift(nodes: np.ndarray, leaf: np.ndarray) -> np.ndarray:  # each leaf's tree's rows in a stack
@@ -157,17 +161,14 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     np.add.at(tree.wins, s, wins[li])
     if score is not None:
         np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
-    if edge_node:
-        es, ea = np.asarray(edge_node, np.int64), np.asarray(edge_action, np.int64)
-        el, ev = np.asarray(edge_leaf, np.int64), np.asarray(edge_virtual, np.float32)
-        es = shift(es, el)
+    if len(edge_node):
+        es, ea, el, ev = shift(edge_node, edge_leaf), edge_action, edge_leaf, edge_virtual
         white = tree.to_play[es] == 2
         np.add.at(tree.node_n, es, -ev)
         _add(tree.n, es, ea, k - ev)
         _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
-    if new_node:
-        nn, nl = np.asarray(new_node, np.int64), np.asarray(new_leaf, np.int64)
-        nn = shift(nn, nl)
+    if len(new_node):
+        nn, nl = shift(new_node, new_leaf), new_leaf
         fm = np.asarray(first_moves)[nl]
         acts = np.where(fm < 0, p, fm).astype(np.int64)  # PASS_POINT (and NO_MOVE, masked below)
         rows = np.broadcast_to(nn[:, None], acts.shape)

@@ -345,20 +345,18 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     playouts end (verdicts_ahead), the backup with the playouts' result."""
     store, offs = _store(searches)
     first = searches[0]
-    new_nodes, new_rows, new_boards = [], [], []
-    for s, ls, start, off in zip(searches, leaves, starts, offs.tolist()):
-        ready = s.tree.legal_ready
-        taken = set()  # a node two leaves of the round end at (a descent stopped there) starts once
-        for i, leaf in enumerate(ls):
-            new = leaf.nodes[-1]
-            if len(leaf.nodes) > len(leaf.actions) and not ready[new] and new not in taken:
-                taken.add(new)
-                new_nodes.append(new + off)
-                new_rows.append(start + i)
-                new_boards.append(leaf.board)
-    if not new_nodes:
+    flat = [leaf for ls in leaves for leaf in ls]
+    n = len(flat)
+    last = np.fromiter((leaf.nodes[-1] for leaf in flat), np.int64, n) + np.repeat(offs, [len(ls) for ls in leaves])
+    made = np.fromiter((len(leaf.nodes) > len(leaf.actions) for leaf in flat), bool, n)
+    cand = np.flatnonzero(made & ~store.legal_ready[last])
+    if not cand.size:
         return
-    fresh, fresh_rows = np.asarray(new_nodes, np.int64), np.asarray(new_rows, np.int64)
+    # A node two leaves of the round end at (a descent stopped there) starts once, from the first.
+    cand = cand[np.sort(np.unique(last[cand], return_index=True)[1])]
+    fresh = last[cand]
+    fresh_rows = np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])[cand]
+    new_boards = [flat[i].board for i in cand.tolist()]
     mask = np.asarray(legal[fresh_rows], bool)  # copied: the superko repeats come off
     captures = (mask & capture[fresh_rows]).any(1).tolist()
     for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat
@@ -405,12 +403,16 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     store, offs = _store(searches)
     params = searches[0].params
     rule = params.in_flight_rule
-    roots = offs + np.array([s.root for s in searches], np.int64)  # store indices
+    own_roots = np.array([s.root for s in searches], np.int64)
+    roots = offs + own_roots  # store indices
     node = roots.copy()
-    paths = [[s.root] for s in searches]  # each tree's own indices
-    actions: list[list[int]] = [[] for _ in searches]
-    expand: dict[int, int] = {}  # search -> the action whose child is not in the tree
-    edges = ([], [], [])  # per level: the searches, store nodes and actions taken (the virtual loss)
+    # Per level: the searches that took a step, the store nodes and actions (the virtual loss),
+    # and the searches that reached a child with their child's own index.  A search leaves
+    # `live` for good, so its steps are levels 0 .. its depth - 1: the paths are read off these
+    # arrays at the end, not appended to step by step.
+    edges = ([], [], [])
+    went, went_to = [], []
+    expand_j, expand_a = [], []  # the searches whose last action's child is not in the tree
     live = np.flatnonzero(~store.over[node])
     while live.size:
         cold = live[~store.initialised[node[live]]]
@@ -431,19 +433,19 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             if hit.size:
                 a[hit] = _sidestep(store, rows[hit], store.child[node[live[hit]]], off[hit][:, None], a[hit])
                 child[hit] = store.child[node[live[hit]], a[hit]]
-        for j, aj in zip(live.tolist(), a.tolist()):
-            actions[j].append(aj)
         edges[0].append(live)
         edges[1].append(node[live])
         edges[2].append(a)
         has = child >= 0
-        for j, aj in zip(live[~has].tolist(), a[~has].tolist()):
-            expand[j] = aj
+        expand_j.append(live[~has])
+        expand_a.append(a[~has])
         live = live[has]
+        went.append(live)
+        went_to.append(child[has])
         node[live] = child[has] + offs[live]
-        for j, c in zip(live.tolist(), child[has].tolist()):
-            paths[j].append(c)
         live = live[~store.over[node[live]]]
+    paths, actions = _paths(len(searches), own_roots, edges[0], edges[2], went, went_to)
+    expand = dict(zip(np.concatenate(expand_j).tolist(), np.concatenate(expand_a).tolist())) if expand_j else {}
     leaves, which, nodes, parents, acts = [], [], [], [], []  # the new nodes: search, node, parent, action
     for j, s in enumerate(searches):
         tree = s.tree
@@ -466,6 +468,26 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         _virtual_loss(store, [np.concatenate(e) for e in edges], searches, leaves,
                       params.virtual_loss * params.playouts_per_leaf)
     return leaves
+
+
+def _paths(n: int, roots: np.ndarray, stepped: list, taken: list, went: list, went_to: list):
+    """Each of n searches' path (own node indices from its root) and actions, as lists, from the
+    per-level arrays of a descent: `stepped[d]` took actions `taken[d]`, `went[d]` reached
+    children `went_to[d]`; a search's entries are its levels 0, 1, .. in order."""
+    depth = len(stepped)
+    acts = np.zeros((n, depth), np.int64)
+    path = np.zeros((n, depth + 1), np.int64)
+    path[:, 0] = roots
+    n_acts = np.zeros(n, np.int64)
+    n_nodes = np.ones(n, np.int64)
+    for d in range(depth):
+        acts[stepped[d], d] = taken[d]
+        n_acts[stepped[d]] += 1
+        path[went[d], d + 1] = went_to[d]
+        n_nodes[went[d]] += 1
+    acts_l, path_l = acts.tolist(), path.tolist()
+    return ([p[:k] for p, k in zip(path_l, n_nodes.tolist())],
+            [a[:k] for a, k in zip(acts_l, n_acts.tolist())])
 
 
 def _pending(store, nodes):
