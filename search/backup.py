@@ -178,17 +178,20 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     # AMAF (eq. 16-17): the playouts' tables where not excluded, plus the credited tree moves;
     # both only where the action is legal at s_t.
     legal = tree.legal[s, :p]
-    credit = np.zeros_like(legal)
-    credit[cred_pair, cred_point] = True
     open_ = legal.copy()
     open_[excl_pair, excl_point] = False
-    credit &= legal
     colour = (tree.to_play[s] == 2).astype(np.int64)
-    count = np.asarray(amaf_count, np.float32)[li, colour]
-    won = np.asarray(amaf_wins, np.float32)[li, colour]
-    cols = np.arange(p)[None, :]
-    _add(tree.na, s[:, None], cols, np.where(open_, count, 0.0) + np.where(credit, float(k), 0.0))
-    _add(tree.wa, s[:, None], cols, np.where(open_, won, 0.0) + np.where(credit, wins[li][:, None], 0.0))
+    count = np.where(open_, np.asarray(amaf_count, np.float32)[li, colour], np.float32(0.0))
+    won = np.where(open_, np.asarray(amaf_wins, np.float32)[li, colour], np.float32(0.0))
+    ci, cp = np.asarray(cred_pair, np.int64), np.asarray(cred_point, np.int64)
+    keep = legal[ci, cp]
+    ci, cp = ci[keep], cp[keep]
+    # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
+    count[ci, cp] += np.float32(k)
+    won[ci, cp] += wins[li[ci]]
+    at = (s * tree.na.shape[1])[:, None] + np.arange(p)
+    np.add.at(tree.na.reshape(-1), at.ravel(), count.ravel())
+    np.add.at(tree.wa.reshape(-1), at.ravel(), won.ravel())
     return np.unique(s)
 
 

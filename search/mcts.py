@@ -349,14 +349,15 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     n = len(flat)
     last = np.fromiter((leaf.nodes[-1] for leaf in flat), np.int64, n) + np.repeat(offs, [len(ls) for ls in leaves])
     made = np.fromiter((len(leaf.nodes) > len(leaf.actions) for leaf in flat), bool, n)
-    cand = np.flatnonzero(made & ~store.legal_ready[last])
-    if not cand.size:
+    cand = np.flatnonzero(made & ~store.legal_ready[last]).tolist()
+    if not cand:
         return
-    # A node two leaves of the round end at (a descent stopped there) starts once, from the first.
-    cand = cand[np.sort(np.unique(last[cand], return_index=True)[1])]
+    taken: set[int] = set()  # a node two leaves of the round end at (a descent stopped there) starts once
+    cand = [i for i, node in zip(cand, last[cand].tolist()) if not (node in taken or taken.add(node))]
     fresh = last[cand]
-    fresh_rows = np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])[cand]
-    new_boards = [flat[i].board for i in cand.tolist()]
+    row_of = [start + i for ls, start in zip(leaves, starts) for i in range(len(ls))]
+    fresh_rows = np.array([row_of[i] for i in cand], np.int64)
+    new_boards = [flat[i].board for i in cand]
     mask = np.asarray(legal[fresh_rows], bool)  # copied: the superko repeats come off
     captures = (mask & capture[fresh_rows]).any(1).tolist()
     for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat

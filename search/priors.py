@@ -128,7 +128,8 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     tree.initialised[nodes] = True
     if params.prior == "none" or not len(nodes):
         return
-    rows, acts = np.nonzero(tree.legal[nodes])
+    legal = tree.legal[nodes]
+    rows, acts = np.nonzero(legal)
     h = _heuristic(tree, nodes, rows, acts, params, codes, patterns)
     m = params.prior_equiv
     at = nodes[rows]
@@ -156,10 +157,11 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
         hb = np.full(len(acts), 0.5, np.float32)  # the AMAF side: the even part alone
         tree.node_n[nodes] += np.bincount(rows, counts, minlength=len(nodes)).astype(np.float32)
     else:
-        tree.n[nodes] += dense(m)
+        tree.n[nodes] += legal * np.float32(m)
         tree.w[nodes] += dense(m * hb)
         tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
-    tree.na[nodes] += dense(np.where(amaf, m_amaf, 0.0))
+    legal[:, tree.pass_action] = False  # the AMAF side: every legal point, never pass
+    tree.na[nodes] += legal * np.float32(m_amaf)
     tree.wa[nodes] += dense(np.where(amaf, m_amaf * hb, 0.0))
 
 
@@ -200,22 +202,29 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
             h[at] = _grandfather(tree, int(node), acts[at], params)
     elif params.uses_mogo_verdicts:
         point = acts != p
+        rp, ap = rows[point], acts[point]
         if codes is None:  # the host's verdicts, node by node
-            hp = np.concatenate([mogo_values(tree.boards[n], acts[point & (rows == r)].tolist())
-                                 for r, n in enumerate(nodes)])
+            hp = np.concatenate([mogo_values(tree.boards[n], ap[rp == r].tolist()) for r, n in enumerate(nodes)])
         else:
-            at, pts = nodes[rows[point]], acts[point]
-            hp = _from_codes(codes[rows[point], pts], lambda k: tree.boards[at[k]], pts)
-        near = None if patterns is None else patterns[rows[point], acts[point]]
+            at = nodes[rp]
+            hp = _from_codes(codes[rp, ap], lambda k: tree.boards[at[k]], ap)
+        near = None if patterns is None else patterns[rp, ap]
         if params.prior == "shape" and len(hp):
-            hp = _keep_verdicts(_shape_values(tree, nodes, rows[point], acts[point], hp, params, near=near), hp,
-                                params)
+            hp = _keep_verdicts(_shape_values(tree, nodes, rp, ap, hp, params, near=near), hp, params)
         elif params.prior == "shape_wins" and len(hp):
-            hp = _shape_values(tree, nodes, rows[point], acts[point], hp, params, probabilities=True, near=near)
+            hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near)
         h[point] = hp
-        passed = np.array([tree.boards[n].passes >= 1 for n in nodes])
-        h[~point] = np.where(passed[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
+        h[~point] = np.where(_after_pass(tree, nodes)[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
     return h
+
+
+def _after_pass(tree: Tree, nodes: np.ndarray) -> np.ndarray:
+    """bool [len(nodes)]: was the move into each node a pass (board.passes >= 1)?  From the tree's
+    action into the node; from the board for a node without a parent (a root)."""
+    out = tree.parent_action[nodes] == tree.pass_action
+    for i in np.flatnonzero(tree.parent[nodes] < 0).tolist():
+        out[i] = tree.boards[nodes[i]].passes >= 1
+    return out
 
 
 def _grandfather(tree: Tree, node: int, legal: np.ndarray, params: SearchParams) -> np.ndarray:
@@ -238,12 +247,10 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     (and their 3x3 neighbourhood indices `near`, from the device; None: read off the boards):
     features for all the nodes' candidates at once, then a softmax per node (search/shape.py);
     with `probabilities`, the softmax's p itself."""
-    boards = [tree.boards[n] for n in nodes]
-    size = boards[0].size
-    last, prev = _last_moves(tree, nodes, boards)
+    last, prev = _last_moves(tree, nodes)
     model = shape.load_model(params.shape_model)
-    stones = np.stack([b.stones for b in boards]) if near is None or model.uses_diamond else None
-    feats = shape.candidate_features(stones, size, tree.to_play[nodes], last, prev, rows, acts, verdict,
+    stones = np.stack([tree.boards[n].stones for n in nodes]) if near is None or model.uses_diamond else None
+    feats = shape.candidate_features(stones, tree.size, tree.to_play[nodes], last, prev, rows, acts, verdict,
                                      model.uses_diamond, near)
     ls = model.log_strength(feats)
     if probabilities:
@@ -251,7 +258,7 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
 
 
-def _last_moves(tree: Tree, nodes: np.ndarray, boards: list) -> tuple[np.ndarray, np.ndarray]:
+def _last_moves(tree: Tree, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The opponent's last and the mover's previous move of each node, as shape.move_rows gives
     them: the actions into its parent and into itself (pass, P, is shape's "no move" row), read
     from the tree; from the board where the tree does not reach that far (the root and its
@@ -264,7 +271,8 @@ def _last_moves(tree: Tree, nodes: np.ndarray, boards: list) -> tuple[np.ndarray
     last = tree.parent_action[nodes].astype(np.int64)
     prev = tree.parent_action[grand].astype(np.int64)
     for i in np.flatnonzero(~has_grand).tolist():
-        last[i], prev[i] = shape.move_rows(shape.last_moves(boards[i]), boards[i].size)
+        board = tree.boards[nodes[i]]
+        last[i], prev[i] = shape.move_rows(shape.last_moves(board), board.size)
     return last, prev
 
 

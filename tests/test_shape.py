@@ -14,7 +14,7 @@ from gojax.kernels.patterns import neighbourhood_index, neighbourhood_indices, s
 from gojax.search import shape
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
-from gojax.search.priors import NEUTRAL, _last_moves, mogo_values
+from gojax.search.priors import NEUTRAL, _after_pass, _last_moves, mogo_values
 from tests.helpers import board
 
 CORNER = """
@@ -251,7 +251,22 @@ def test_the_prior_reads_the_last_two_moves_from_the_tree_as_the_boards_hold_the
     search.run(simulations=400, stop_early=False)
     nodes = np.arange(search.tree.num_nodes)
     boards = [search.tree.boards[n] for n in nodes]
-    last, prev = _last_moves(search.tree, nodes, boards)
+    last, prev = _last_moves(search.tree, nodes)
     want = [shape.move_rows(shape.last_moves(board), 5) for board in boards]
     assert [(int(x), int(y)) for x, y in zip(last, prev)] == [(int(x), int(y)) for x, y in want]
     assert search.tree.parent[nodes].min() == -1 and (search.tree.parent[search.tree.parent[nodes[1:]]] >= 0).any()
+
+
+def test_the_pass_prior_reads_whether_a_node_follows_a_pass_from_the_tree_as_the_boards_hold_it():
+    """A pass is worth 0.5 only right after a pass: the tree's action into a node must say what
+    its board's pass count says, for the root (a pass just played) and for nodes below it."""
+    b = Board(5)
+    b.play(b.geometry.from_gtp("C3"))
+    b.play(None)
+    # prior="even": the search tries passes (the MoGo prior makes them bad and it never does)
+    search = Search(b, SearchParams(leaves=4, playouts_per_leaf=2, seed=1, pass_in_tree="always", prior="even"))
+    search.run(simulations=400, stop_early=False)
+    nodes = np.arange(search.tree.num_nodes)
+    want = [search.tree.boards[n].passes >= 1 for n in nodes]
+    assert _after_pass(search.tree, nodes).tolist() == want
+    assert any(want[1:]) and not all(want)
