@@ -9,12 +9,15 @@ builds the same tree (checked), and its wall time is host work only, on one thre
 
     python bench/host_replay.py [--simulations 3000] [--leaves 8] [--playouts-per-leaf 4] [--replays 5]
                                 [--trees G] [--profile N] [--set FIELD=VALUE] [--versus FIELD=VALUE,...]
+                                [--sgf FILE --move N ...]
 
 Reports the median replay time per search and per leaf.  `--trees G` replays forests of G trees
 (as `gojax bench --search --trees G` builds them) instead of lone searches; `--profile N` prints
 the N functions with the most cumulative time over one more replay.  `--versus` replays other
 search settings in turn with the first in one process (ratios that survive a noisy machine);
-compare two checkouts by running it in each, alternating.
+compare two checkouts by running it in each, alternating.  `--sgf` (repeatable) replays from
+the position after `--move` moves of real game records instead of `gojax bench`'s three
+positions (the empty board and two random games): later positions cost the host more per leaf.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from gojax.bench import bench_positions  # noqa: E402
 from gojax.search.device import Simulator, Submitted  # noqa: E402
 from gojax.search.forest import Forest  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
+from gojax.sgf import load_sgf  # noqa: E402
 
 
 def _done(value) -> concurrent.futures.Future:
@@ -72,6 +76,13 @@ class ReplaySimulator(Simulator):
         return Submitted(_done(verdicts) if ahead else None, _done(res))
 
 
+def _record_position(path: str, move: int | None):
+    """The board after `move` moves of the SGF record at `path` (all of them when None)."""
+    with open(path, "rb") as f:
+        board, _ = load_sgf(f.read(), upto=move)
+    return board
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", type=int, default=9)
@@ -80,6 +91,10 @@ def main() -> None:
     ap.add_argument("--playouts-per-leaf", type=int, default=4)
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--trees", type=int, default=1, help="G: replay forests of G trees")
+    ap.add_argument("--sgf", action="append", default=[], metavar="FILE",
+                    help="start from this game record's position after --move moves (repeatable)")
+    ap.add_argument("--move", type=int, default=None, metavar="N",
+                    help="with --sgf: the moves to replay from each record (default: all)")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a SearchParams field (repeatable), e.g. in_flight=sidestep")
@@ -89,7 +104,7 @@ def main() -> None:
     args = ap.parse_args()
     base = parse_settings(args.set)
     settings = [("base", base)] + [(v, {**base, **parse_settings(v.split(","))}) for v in args.versus]
-    positions = bench_positions(args.board)
+    positions = [_record_position(path, args.move) for path in args.sgf] or bench_positions(args.board)
 
     def cases_of(params):
         if args.trees > 1:
@@ -127,7 +142,7 @@ def main() -> None:
     for name, _ in settings:
         per_case = statistics.median(times[name])
         nodes = [o[0] for o in recorded[name][0][3]]
-        print(f"{'' if name == 'base' else name + ': '}{args.board}x{args.board}, G={args.trees}, "
+        print(f"{'' if name == 'base' else name + ': '}{positions[0].size}x{positions[0].size}, G={args.trees}, "
               f"{args.simulations} simulations per tree, L{args.leaves} x K{args.playouts_per_leaf}: host work "
               f"{per_case:.3f} s per {'forest' if args.trees > 1 else 'search'} (median of {args.replays}), "
               f"{1e3 * per_case / leaves:.3f} ms per leaf; the search loop's CPU alone (as `gojax bench` "
