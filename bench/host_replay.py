@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures
 import cProfile
 import dataclasses
+import json
 import os
 import pstats
 import statistics
@@ -95,6 +96,8 @@ def main() -> None:
                     help="start from this game record's position after --move moves (repeatable)")
     ap.add_argument("--move", type=int, default=None, metavar="N",
                     help="with --sgf: the moves to replay from each record (default: all)")
+    ap.add_argument("--serve", action="store_true",
+                    help="record, then replay once per 'replay' line on stdin, one JSON line each (bench/host_ab.py)")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a SearchParams field (repeatable), e.g. in_flight=sidestep")
@@ -124,21 +127,35 @@ def main() -> None:
         for boards, plist in cases_of(params):
             sim = RecordingSimulator(params)
             recorded[name].append((boards, plist, sim.results, search(boards, plist, sim)[0]))
+    leaves = args.trees * args.simulations / args.playouts_per_leaf
+
+    def replay(name) -> tuple[float, float]:
+        """One replay of every case of a setting: (wall, search-loop CPU) seconds per case."""
+        wall = cpu = 0.0
+        for boards, plist, results, outcome in recorded[name]:
+            t0 = time.perf_counter()
+            replayed, c = search(boards, plist, ReplaySimulator(plist[0], results))
+            wall += time.perf_counter() - t0
+            cpu += c
+            if replayed != outcome:
+                raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
+        return wall / len(recorded[name]), cpu / len(recorded[name])
+
+    if args.serve:  # bench/host_ab.py drives two checkouts' copies of this, one replay at a time
+        print(json.dumps({"ready": True}), flush=True)
+        for line in sys.stdin:
+            if line.strip() != "replay":
+                break
+            wall, cpu = replay("base")
+            print(json.dumps({"wall": wall, "cpu": cpu, "cpu_ms_per_leaf": 1e3 * cpu / leaves}), flush=True)
+        return
     times = {name: [] for name, _ in settings}  # per replay: wall seconds and CPU seconds over the cases
     cpus = {name: [] for name, _ in settings}
     for i in range(args.replays):
         for name, _ in (settings if i % 2 == 0 else settings[::-1]):
-            wall = cpu = 0.0
-            for boards, plist, results, outcome in recorded[name]:
-                t0 = time.perf_counter()
-                replayed, c = search(boards, plist, ReplaySimulator(plist[0], results))
-                wall += time.perf_counter() - t0
-                cpu += c
-                if replayed != outcome:
-                    raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
-            times[name].append(wall / len(recorded[name]))
-            cpus[name].append(cpu / len(recorded[name]))
-    leaves = args.trees * args.simulations / args.playouts_per_leaf
+            wall, cpu = replay(name)
+            times[name].append(wall)
+            cpus[name].append(cpu)
     for name, _ in settings:
         per_case = statistics.median(times[name])
         nodes = [o[0] for o in recorded[name][0][3]]
