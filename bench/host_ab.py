@@ -62,22 +62,22 @@ def main() -> None:
     ap.add_argument("--json", metavar="OUT", help="append the result as one JSON line to OUT")
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     cpu = None if args.cpu < 0 else args.cpu
-    sides = [(d, _start(d, cpu, replay_args)) for d in (args.base, args.new)]
-    ms: dict[str, list[float]] = {args.base: [], args.new: []}
+    sides = [(k, d, _start(d, cpu, replay_args)) for k, d in enumerate((args.base, args.new))]
+    ms: list[list[float]] = [[], []]  # A's and B's CPU per leaf, replay by replay (A and B may be one checkout)
     try:
         for i in range(args.pairs):
-            for d, proc in (sides if i % 2 == 0 else sides[::-1]):
-                ms[d].append(_replay(proc, d))
-            print(f"pair {i + 1}/{args.pairs}: A {ms[args.base][-1]:.4f}  B {ms[args.new][-1]:.4f} ms per leaf",
+            for k, d, proc in (sides if i % 2 == 0 else sides[::-1]):
+                ms[k].append(_replay(proc, d))
+            print(f"pair {i + 1}/{args.pairs}: A {ms[0][-1]:.4f}  B {ms[1][-1]:.4f} ms per leaf",
                   file=sys.stderr, flush=True)
     finally:
-        for _, proc in sides:
+        for _, _, proc in sides:
             proc.stdin.close()
             proc.wait()
-    ratios = sorted(b / a for a, b in zip(ms[args.base], ms[args.new]))
+    ratios = sorted(b / a for a, b in zip(*ms))
     out = {"base": args.base, "new": args.new, "replay_args": replay_args, "pairs": args.pairs,
-           "base_ms_per_leaf": ms[args.base], "new_ms_per_leaf": ms[args.new],
-           "base_median": statistics.median(ms[args.base]), "new_median": statistics.median(ms[args.new]),
+           "base_ms_per_leaf": ms[0], "new_ms_per_leaf": ms[1],
+           "base_median": statistics.median(ms[0]), "new_median": statistics.median(ms[1]),
            "ratio_median": statistics.median(ratios), "ratio_min": ratios[0], "ratio_max": ratios[-1]}
     print(f"host CPU per leaf: A {out['base_median']:.4f} ms, B {out['new_median']:.4f} ms (medians of {args.pairs}); "
           f"B / A pair by pair: median {out['ratio_median']:.3f}, {ratios[0]:.3f} .. {ratios[-1]:.3f}")

@@ -9,14 +9,14 @@ builds the same tree (checked), and its wall time is host work only, on one thre
 
     python bench/host_replay.py [--simulations 3000] [--leaves 8] [--playouts-per-leaf 4] [--replays 5]
                                 [--trees G] [--profile N] [--set FIELD=VALUE] [--versus FIELD=VALUE,...]
-                                [--sgf FILE --move N ...]
+                                [--sgf FILE ... --move N]
 
 Reports the median replay time per search and per leaf.  `--trees G` replays forests of G trees
 (as `gojax bench --search --trees G` builds them) instead of lone searches; `--profile N` prints
 the N functions with the most cumulative time over one more replay.  `--versus` replays other
 search settings in turn with the first in one process (ratios that survive a noisy machine);
-compare two checkouts by running it in each, alternating.  `--sgf` (repeatable) replays from
-the position after `--move` moves of real game records instead of `gojax bench`'s three
+compare two checkouts by running it in each, alternating.  `--sgf FILE ...` replays from
+the positions after `--move` moves of real game records instead of `gojax bench`'s three
 positions (the empty board and two random games): later positions cost the host more per leaf.
 """
 
@@ -42,7 +42,7 @@ from gojax.bench import bench_positions  # noqa: E402
 from gojax.search.device import Simulator, Submitted  # noqa: E402
 from gojax.search.forest import Forest  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
-from gojax.sgf import load_sgf  # noqa: E402
+from gojax.sgf import SgfError, load_sgf  # noqa: E402
 
 
 def _done(value) -> concurrent.futures.Future:
@@ -79,8 +79,11 @@ class ReplaySimulator(Simulator):
 
 def _record_position(path: str, move: int | None):
     """The board after `move` moves of the SGF record at `path` (all of them when None)."""
-    with open(path, "rb") as f:
-        board, _ = load_sgf(f.read(), upto=move)
+    try:
+        with open(path, "rb") as f:
+            board, _ = load_sgf(f.read(), upto=move)
+    except (OSError, SgfError) as err:
+        raise SystemExit(f"{path}: {err}") from err
     return board
 
 
@@ -92,8 +95,8 @@ def main() -> None:
     ap.add_argument("--playouts-per-leaf", type=int, default=4)
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--trees", type=int, default=1, help="G: replay forests of G trees")
-    ap.add_argument("--sgf", action="append", default=[], metavar="FILE",
-                    help="start from this game record's position after --move moves (repeatable)")
+    ap.add_argument("--sgf", action="extend", nargs="+", default=[], metavar="FILE",
+                    help="start from these game records' positions after --move moves")
     ap.add_argument("--move", type=int, default=None, metavar="N",
                     help="with --sgf: the moves to replay from each record (default: all)")
     ap.add_argument("--serve", action="store_true",
@@ -108,6 +111,8 @@ def main() -> None:
     base = parse_settings(args.set)
     settings = [("base", base)] + [(v, {**base, **parse_settings(v.split(","))}) for v in args.versus]
     positions = [_record_position(path, args.move) for path in args.sgf] or bench_positions(args.board)
+    if len({b.size for b in positions}) > 1:
+        raise SystemExit("--sgf: the records must share one board size")
 
     def cases_of(params):
         if args.trees > 1:

@@ -1,0 +1,37 @@
+"""bench/host_replay.py and bench/host_ab.py: the host-cost benchmarks run end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GAME = os.path.join(ROOT, "bench", "results", "strength", "pachi_3000_m25", "games", "game0000.sgf")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu")
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_host_ab_replays_one_checkout_against_itself_pair_by_pair(tmp_path):
+    """Two copies of this checkout, each recording and then replaying (a replay that built another
+    tree would stop the run), alternating; one JSON line with both sides' replays and the ratios.
+    The positions are a real record's after 20 moves (--sgf)."""
+    out = tmp_path / "ab.jsonl"
+    proc = _run("bench/host_ab.py", ".", ".", "--pairs", "2", "--cpu", "-1", "--json", str(out), "--",
+                "--trees", "2", "--simulations", "16", "--sgf", GAME, "--move", "20")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = json.loads(out.read_text().splitlines()[-1])
+    assert row["pairs"] == 2 and len(row["base_ms_per_leaf"]) == 2 and len(row["new_ms_per_leaf"]) == 2
+    assert all(ms > 0 for ms in row["base_ms_per_leaf"] + row["new_ms_per_leaf"])
+    assert row["ratio_min"] <= row["ratio_median"] <= row["ratio_max"]
+    assert "B / A pair by pair" in proc.stdout
+
+
+def test_host_replay_names_an_unreadable_record_and_stops():
+    proc = _run("bench/host_replay.py", "--sgf", "no/such/game.sgf")
+    assert proc.returncode != 0
+    assert "no/such/game.sgf" in proc.stderr and "Traceback" not in proc.stderr
