@@ -47,8 +47,9 @@ def test_bench_search_json_has_the_fields_the_issue_names(capsys):
     for key in ("simulations_per_sec", "host_fraction", "leaves", "playouts_per_leaf", "device"):
         assert key in r, key
     assert (r["leaves"], r["playouts_per_leaf"], r["rounds"]) == (4, 4, 4)
-    # CPU time of the search thread cannot exceed its wall time; the device-alone replay ran
-    assert 0 < r["host_cpu_fraction"] <= r["host_fraction"] + 0.05 and r["device_alone_sec"] > 0
+    # One thread's CPU time cannot exceed the wall time (it also counts work outside the timed
+    # host sections, so it is not bounded by host_fraction); the device-alone replay ran
+    assert 0 < r["host_cpu_fraction"] <= 1.0 and 0 < r["host_fraction"] <= 1.0 and r["device_alone_sec"] > 0
     assert "device alone" in out
     assert r["xla_cpu_threads"] in ("all", 1)  # 1 only if JAX had not started in this process yet
 
