@@ -38,11 +38,10 @@ import jax
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.oracle_positions import parse_settings  # noqa: E402
-from gojax.bench import bench_positions  # noqa: E402
+from gojax.bench import bench_positions, record_positions  # noqa: E402
 from gojax.search.device import Simulator, Submitted  # noqa: E402
 from gojax.search.forest import Forest  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
-from gojax.sgf import SgfError, load_sgf  # noqa: E402
 
 
 def _done(value) -> concurrent.futures.Future:
@@ -77,16 +76,6 @@ class ReplaySimulator(Simulator):
         return Submitted(_done(verdicts) if ahead else None, _done(res))
 
 
-def _record_position(path: str, move: int | None):
-    """The board after `move` moves of the SGF record at `path` (all of them when None)."""
-    try:
-        with open(path, "rb") as f:
-            board, _ = load_sgf(f.read(), upto=move)
-    except (OSError, SgfError) as err:
-        raise SystemExit(f"{path}: {err}") from err
-    return board
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", type=int, default=9)
@@ -110,9 +99,10 @@ def main() -> None:
     args = ap.parse_args()
     base = parse_settings(args.set)
     settings = [("base", base)] + [(v, {**base, **parse_settings(v.split(","))}) for v in args.versus]
-    positions = [_record_position(path, args.move) for path in args.sgf] or bench_positions(args.board)
-    if len({b.size for b in positions}) > 1:
-        raise SystemExit("--sgf: the records must share one board size")
+    try:
+        positions = record_positions(args.sgf, args.move) if args.sgf else bench_positions(args.board)
+    except ValueError as err:
+        raise SystemExit(f"--sgf {err}") from None
 
     def cases_of(params):
         if args.trees > 1:

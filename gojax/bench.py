@@ -170,14 +170,33 @@ def bench_positions(board: int, seed: int = 0) -> list:
     return out
 
 
+def record_positions(paths: list[str], move: int | None = None) -> list:
+    """The boards after `move` moves (all when None) of the SGF records at `paths`, for a
+    benchmark from real games' positions; ValueError naming the file when one cannot be read or
+    when their board sizes differ."""
+    from gojax.sgf import SgfError, load_sgf
+    out = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                out.append(load_sgf(f.read(), upto=move)[0])
+        except (OSError, SgfError) as err:
+            raise ValueError(f"{path}: {getattr(err, 'strerror', None) or err}") from None
+    if len({b.size for b in out}) > 1:
+        raise ValueError(f"the records' board sizes differ: {sorted({b.size for b in out})}")
+    return out
+
+
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
-                 progress: bool = True) -> dict:
-    """Time full searches (fresh tree each) from bench_positions; report medians."""
+                 progress: bool = True, positions: list | None = None) -> dict:
+    """Time full searches (fresh tree each) from bench_positions (or `positions`, boards of one
+    size); report medians."""
     from gojax.search.device import Simulator
     from gojax.search.mcts import Search
     from gojax.search.params import SearchParams
     params = params or SearchParams()
-    positions = bench_positions(board)
+    positions = positions or bench_positions(board)
+    board = positions[0].size
     simulator = Simulator(params)
     compile_sec = simulator.warm_up(positions[0])
     rows = []
@@ -222,16 +241,18 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
 
 
 def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params=None, repeats: int = 3,
-                 policy_repeats: int = 3, progress: bool = True) -> dict:
+                 policy_repeats: int = 3, progress: bool = True, positions: list | None = None) -> dict:
     """G trees searched together (search/forest.py): aggregate simulations/s, the host's CPU
     per leaf, the share of wall time spent waiting for the device; and beside it, in the same
-    run, the same number of device calls with no host work between them: the ceiling."""
+    run, the same number of device calls with no host work between them: the ceiling.  The
+    trees start from bench_positions (or `positions`) in turn."""
     import dataclasses
 
     from gojax.search.forest import Forest
     from gojax.search.params import SearchParams
     params = params or SearchParams()
-    positions = bench_positions(board)
+    positions = positions or bench_positions(board)
+    board = positions[0].size
     boards = [positions[g % len(positions)] for g in range(trees)]
     plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(trees)]
     t0 = time.perf_counter()

@@ -88,6 +88,10 @@ def _add_bench(sub):
     s.add_argument("--simulations", type=positive_int, default=3000, help="simulations (playouts) per search")
     s.add_argument("--trees", type=positive_int, default=None, metavar="G",
                    help="search G trees together, one device call per round (search/forest.py)")
+    s.add_argument("--sgf", nargs="+", default=None, metavar="FILE",
+                   help="search from these game records' positions (after --move moves) instead of the empty board "
+                        "and two random games; real games' positions cost the host more per leaf")
+    s.add_argument("--move", type=int, default=None, metavar="N", help="with --sgf: moves to replay (default: all)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
 
@@ -146,11 +150,21 @@ def search_params(args, **overrides):
 
 
 def _run_bench(args) -> int:
-    from gojax.bench import bench_playouts, format_report
+    from gojax.bench import bench_playouts, format_report, record_positions
+    positions = None
+    if args.sgf:
+        if not args.search:
+            raise SystemExit("gojax bench: --sgf needs --search (playouts are timed from the empty board)")
+        try:
+            positions = record_positions(args.sgf, args.move)
+        except ValueError as err:
+            raise SystemExit(f"gojax bench: --sgf {err}") from None
     if args.search and args.trees:
         from gojax.bench import bench_forest, format_forest_report
         r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,
-                         progress=not args.no_progress)
+                         progress=not args.no_progress, positions=positions)
+        if positions:
+            r.update(sgf=args.sgf, move=args.move)
         print(format_forest_report(r))
         if args.json:
             print(json.dumps(r))
@@ -158,7 +172,9 @@ def _run_bench(args) -> int:
     if args.search:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
-                         progress=not args.no_progress)
+                         progress=not args.no_progress, positions=positions)
+        if positions:
+            r.update(sgf=args.sgf, move=args.move)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
         print(format_search_report(r))
         if args.json:

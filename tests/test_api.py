@@ -145,3 +145,21 @@ print(json.dumps(dict(cpu=cpu, forced=forced, twice=twice, n=n, flags=os.environ
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1])["flags"] == own
+
+
+def test_bench_search_starts_from_game_records_and_names_a_bad_one(tmp_path, capsys):
+    import json
+
+    import pytest
+
+    from gojax.cli import main
+    record = tmp_path / "g.sgf"
+    record.write_text("(;GM[1]FF[4]SZ[5]KM[7.5];B[cc];W[bb];B[dc])")
+    assert main(["bench", "--search", "--sgf", str(record), "--move", "2", "--simulations", "32", "--leaves", "4",
+                 "--playouts-per-leaf", "4", "--trees", "2", "--repeats", "1", "--json", "--no-progress"]) == 0
+    r = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (r["board"], r["trees"], r["sgf"], r["move"]) == (5, 2, [str(record)], 2)
+    with pytest.raises(SystemExit, match="no/such.sgf"):
+        main(["bench", "--search", "--sgf", "no/such.sgf"])
+    with pytest.raises(SystemExit, match="needs --search"):
+        main(["bench", "--sgf", str(record)])
