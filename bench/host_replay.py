@@ -102,7 +102,7 @@ def main() -> None:
     try:
         positions = record_positions(args.sgf, args.move) if args.sgf else bench_positions(args.board)
     except ValueError as err:
-        raise SystemExit(f"--sgf {err}") from None
+        raise SystemExit(str(err)) from None
 
     def cases_of(params):
         if args.trees > 1:

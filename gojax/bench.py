@@ -171,17 +171,17 @@ def bench_positions(board: int, seed: int = 0) -> list:
 
 
 def record_positions(paths: list[str], move: int | None = None) -> list:
-    """The boards after `move` moves (all when None) of the SGF records at `paths`, for a
-    benchmark from real games' positions; ValueError naming the file when one cannot be read or
-    when their board sizes differ."""
-    from gojax.sgf import SgfError, load_sgf
+    """The boards after `move` moves (all when None) of the SGF records at `paths` (files or
+    folders), for a benchmark from real games' positions; ValueError (evaluate.SgfInputError)
+    naming every file that cannot be read, or when their board sizes differ."""
+    from gojax.evaluate import check_sgf_files
+    from gojax.sgf import load_sgf
+    if move is not None and move < 0:
+        raise ValueError(f"--move {move}: a number of moves is 0 or more")
     out = []
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                out.append(load_sgf(f.read(), upto=move)[0])
-        except (OSError, SgfError) as err:
-            raise ValueError(f"{path}: {getattr(err, 'strerror', None) or err}") from None
+    for path in check_sgf_files(paths):
+        with open(path, "rb") as f:
+            out.append(load_sgf(f.read(), upto=move)[0])
     if len({b.size for b in out}) > 1:
         raise ValueError(f"the records' board sizes differ: {sorted({b.size for b in out})}")
     return out

@@ -89,8 +89,9 @@ def _add_bench(sub):
     s.add_argument("--trees", type=positive_int, default=None, metavar="G",
                    help="search G trees together, one device call per round (search/forest.py)")
     s.add_argument("--sgf", nargs="+", default=None, metavar="FILE",
-                   help="search from these game records' positions (after --move moves) instead of the empty board "
-                        "and two random games; real games' positions cost the host more per leaf")
+                   help="search from the positions (after --move moves) of these game records (files or folders) "
+                        "instead of the empty board and two random games; real games' positions cost the host more "
+                        "per leaf")
     s.add_argument("--move", type=int, default=None, metavar="N", help="with --sgf: moves to replay (default: all)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
@@ -158,7 +159,7 @@ def _run_bench(args) -> int:
         try:
             positions = record_positions(args.sgf, args.move)
         except ValueError as err:
-            raise SystemExit(f"gojax bench: --sgf {err}") from None
+            raise SystemExit(f"gojax bench: {err}") from None
     if args.search and args.trees:
         from gojax.bench import bench_forest, format_forest_report
         r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,

@@ -189,9 +189,9 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
     count[ci, cp] += np.float32(k)
     won[ci, cp] += wins[li[ci]]
-    at = (s * tree.na.shape[1])[:, None] + np.arange(p)
-    np.add.at(tree.na.reshape(-1), at.ravel(), count.ravel())
-    np.add.at(tree.wa.reshape(-1), at.ravel(), won.ravel())
+    cols = np.arange(p)[None, :]
+    _add(tree.na, s[:, None], cols, count)
+    _add(tree.wa, s[:, None], cols, won)
     return np.unique(s)
 
 
