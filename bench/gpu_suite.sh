@@ -44,6 +44,14 @@ for g in 1 8 64 256; do
   step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations 1000 --repeats 2 \
     --no-progress --json
 done
+# The same from move 30 of eight real games (their trees are narrower: more host work per leaf),
+# and the host's own cost per leaf on this machine's core, with the device's results replayed.
+GAMES=bench/results/strength/pachi_3000_m25/games
+for g in 64 256; do
+  step 150 "forest 9x9 G=$g real games" $PY -m gojax bench --search --trees $g --board 9 --simulations 1000 \
+    --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --no-progress --json
+done
+step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations 1000 --replays 3
 
 # Bare playouts, the README's main job, at GPU batch sizes.
 for b in $B9; do
