@@ -173,15 +173,21 @@ def bench_positions(board: int, seed: int = 0) -> list:
 def record_positions(paths: list[str], move: int | None = None) -> list:
     """The boards after `move` moves (all when None) of the SGF records at `paths` (files or
     folders), for a benchmark from real games' positions; ValueError (evaluate.SgfInputError)
-    naming every file that cannot be read, or when their board sizes differ."""
+    naming every file that cannot be read, every game already over there (two passes: a search
+    from it times nothing), or when their board sizes differ."""
     from gojax.evaluate import check_sgf_files
     from gojax.sgf import load_sgf
     if move is not None and move < 0:
         raise ValueError(f"--move {move}: a number of moves is 0 or more")
-    out = []
+    out, over = [], []
     for path in check_sgf_files(paths):
         with open(path, "rb") as f:
             out.append(load_sgf(f.read(), upto=move)[0])
+        if out[-1].game_over:
+            over.append(f"{path} ({len(out[-1].moves)} moves)")
+    if over:
+        raise ValueError(f"the game is over (two passes) at {'the end' if move is None else f'move {move}'} of: "
+                         f"{', '.join(over)}; give an earlier --move")
     if len({b.size for b in out}) > 1:
         raise ValueError(f"the records' board sizes differ: {sorted({b.size for b in out})}")
     return out

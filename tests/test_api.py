@@ -163,3 +163,9 @@ def test_bench_search_starts_from_game_records_and_names_a_bad_one(tmp_path, cap
         main(["bench", "--search", "--sgf", "no/such.sgf"])
     with pytest.raises(SystemExit, match="needs --search"):
         main(["bench", "--sgf", str(record)])
+    over = tmp_path / "over.sgf"  # both players passed: nothing to search, so nothing to time
+    over.write_text("(;GM[1]FF[4]SZ[5]KM[7.5];B[cc];W[];B[])")
+    with pytest.raises(SystemExit, match=r"game is over.*over.sgf \(3 moves\)"):
+        main(["bench", "--search", "--sgf", str(over), str(record)])
+    assert main(["bench", "--search", "--sgf", str(over), "--move", "2", "--simulations", "32", "--leaves", "4",
+                 "--playouts-per-leaf", "4", "--repeats", "1", "--json", "--no-progress"]) == 0
