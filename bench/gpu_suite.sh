@@ -13,8 +13,8 @@ mkdir -p "$OUT"
 source "$(dirname "$0")/gpu_env.sh"
 LOG=$OUT/suite.log
 # quick: tiny sizes, to check the script on a CPU before spending device time.
-if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; else
-  B9="1024 16384 65536"; B19="256 4096"; SIMS=3000; SIMS_BIG=10000; fi
+if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; FOREST_SIMS=64; else
+  B9="1024 16384 65536"; B19="256 4096"; SIMS=3000; SIMS_BIG=10000; FOREST_SIMS=1000; fi
 step() {  # step SECONDS NAME COMMAND...
   local limit=$1 name=$2; shift 2
   echo "=== $name ($(date +%T))" | tee -a "$LOG"
@@ -41,17 +41,17 @@ step 120 "search 19x19 $SIMS_BIG L32 K32" $PY -m gojax bench --search --board 19
 
 # The forest: G searches, one device call per round (issue: >= 100,000 simulations/s at 9x9).
 for g in 1 8 64 256; do
-  step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations 1000 --repeats 2 \
+  step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS --repeats 2 \
     --no-progress --json
 done
 # The same from move 30 of eight real games (their trees are narrower: more host work per leaf),
 # and the host's own cost per leaf on this machine's core, with the device's results replayed.
 GAMES=bench/results/strength/pachi_3000_m25/games
 for g in 64 256; do
-  step 150 "forest 9x9 G=$g real games" $PY -m gojax bench --search --trees $g --board 9 --simulations 1000 \
+  step 150 "forest 9x9 G=$g real games" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS \
     --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --no-progress --json
 done
-step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations 1000 --replays 3
+step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $FOREST_SIMS --replays 3
 
 # Bare playouts, the README's main job, at GPU batch sizes.
 for b in $B9; do
