@@ -44,7 +44,11 @@ for g in 1 8 64 256; do
   step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS --repeats 2 \
     --no-progress --json
 done
-# The same from move 30 of eight real games (their trees are narrower: more host work per leaf),
+# K = 8 at twice the simulations: as many leaves, so as much host work, as G = 256 above; it beat
+# K = 4 67-33 at equal leaves (results/strength/sp_k8_2000_vs_k4_1000).
+step 150 "forest 9x9 G=256 K=8" $PY -m gojax bench --search --trees 256 --board 9 --simulations $((2 * FOREST_SIMS)) \
+  --playouts-per-leaf 8 --repeats 2 --no-progress --json
+# Forests from move 30 of eight real games (their trees are narrower: more host work per leaf),
 # and the host's own cost per leaf on this machine's core, with the device's results replayed.
 GAMES=bench/results/strength/pachi_3000_m25/games
 for g in 64 256; do
