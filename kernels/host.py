@@ -330,14 +330,15 @@ class Board:
         most positions of a game (stone counts fall only by captures)."""
         return int(np.count_nonzero(self.stones)) + 1 > self.peak_stones
 
-    def eye_mask(self, color: int) -> np.ndarray:
-        """bool [P]: is_eye for every point at once."""
+    def eye_mask(self, color: int, points: np.ndarray | None = None) -> np.ndarray:
+        """bool [P]: is_eye for every point at once; or bool [len(points)] at `points` alone."""
         g = self.geometry
         stones = np.append(self.stones, 3)
-        ns, dg = stones[g.neighbor_table], stones[g.diagonal_table]
+        pts = slice(None) if points is None else np.asarray(points, np.int64)
+        ns, dg = stones[g.neighbor_table[pts]], stones[g.diagonal_table[pts]]
         surrounded = ((ns == color) | (ns == 3)).all(1)
         bad = (dg == opponent(color)).sum(1) + (ns == 3).any(1)
-        return (self.stones == EMPTY) & surrounded & (bad < 2)
+        return (self.stones[pts] == EMPTY) & surrounded & (bad < 2)
 
     def is_eye(self, p: int, color: int) -> bool:
         """SPEC eye: empty, all 4 neighbours `color` or off-board, and at most one opponent

@@ -61,9 +61,7 @@ def mogo_values(board: Board, points: list[int]) -> np.ndarray:
     captures = ((ns == opp) & (nl == 1)).any(1)
     friend = ns == me
     friend_atari = (friend & (nl == 1)).any(1)
-    # Board.eye_mask at the points alone: own or off-board all round, and fewer than two of an
-    # enemy diagonal and the edge.
-    eye = ((ns == me) | (ns == 3)).all(1) & ((stones[g.diagonal_table[pts]] == opp).sum(1) + (ns == 3).any(1) < 2)
+    eye = board.eye_mask(me, pts)
     good = captures.copy()
     bad = eye & ~captures
     # Liberties and size of the chain the move would make: its own empty neighbours plus the

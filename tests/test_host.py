@@ -30,6 +30,8 @@ def test_fast_legal_points_equal_the_slow_check(size, seed, moves):
             assert set(np.flatnonzero(matrix[root[p]]).tolist()) == set(liberties)
     for color in (BLACK, WHITE):
         np.testing.assert_array_equal(b.eye_mask(color), [b.is_eye(p, color) for p in range(size * size)])
+        some = np.arange(0, size * size, 3)
+        np.testing.assert_array_equal(b.eye_mask(color, some), [b.is_eye(int(p), color) for p in some])
         for superko in (True, False):
             slow = [p for p in range(size * size) if b.is_legal(p, color, superko)]
             assert b.legal_points(color, superko) == slow
