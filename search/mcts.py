@@ -323,7 +323,7 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     # Their priors now, all at once, unless the verdicts came ahead (the refresh below covers
     # them: they are on the paths).
     ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
-    idx = np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])
+    idx = _leaf_rows(leaves, starts)
     offsets = np.repeat(offs, [len(ls) for ls in leaves])  # each leaf's tree into the stack
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
                            r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
@@ -349,14 +349,16 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     n = len(flat)
     last = np.fromiter((leaf.nodes[-1] for leaf in flat), np.int64, n) + np.repeat(offs, [len(ls) for ls in leaves])
     made = np.fromiter((len(leaf.nodes) > len(leaf.actions) for leaf in flat), bool, n)
-    cand = np.flatnonzero(made & ~store.legal_ready[last]).tolist()
-    if not cand:
+    cand = np.flatnonzero(made & ~store.legal_ready[last])
+    if not cand.size:
         return
-    taken: set[int] = set()  # a node two leaves of the round end at (a descent stopped there) starts once
-    cand = [i for i, node in zip(cand, last[cand].tolist()) if not (node in taken or taken.add(node))]
+    # A node two leaves of the round end at (a descent stopped there) starts once: its first leaf.
+    first_leaf: dict[int, int] = {}
+    for i, node in zip(cand.tolist(), last[cand].tolist()):
+        first_leaf.setdefault(node, i)
+    cand = list(first_leaf.values())
     fresh = last[cand]
-    row_of = [start + i for ls, start in zip(leaves, starts) for i in range(len(ls))]
-    fresh_rows = np.array([row_of[i] for i in cand], np.int64)
+    fresh_rows = _leaf_rows(leaves, starts)[cand]
     new_boards = [flat[i].board for i in cand]
     mask = np.asarray(legal[fresh_rows], bool)  # copied: the superko repeats come off
     captures = (mask & capture[fresh_rows]).any(1).tolist()
@@ -371,6 +373,12 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
                           None if patterns is None else patterns[fresh_rows])
         if refresh_now:
             refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
+
+
+def _leaf_rows(leaves: list[list[Leaf]], starts: list[int]) -> np.ndarray:
+    """int [leaves in all]: each leaf's row of the round's device result (searches[j]'s leaves are
+    rows starts[j] ..), in the order of the leaves' flat list."""
+    return np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])
 
 
 def _jitter_rows(searches: list[Search], store, offs: np.ndarray, rows: np.ndarray) -> np.ndarray:

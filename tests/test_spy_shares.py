@@ -19,8 +19,9 @@ RAW = """\
 def test_shares_count_the_samples_inside_the_function_through_the_other():
     total, inclusive, own = shares(RAW.splitlines(), "Forest.run", "main.<locals>.replay")
     assert total == 60  # the recording's 50, the construction's 40 and py-spy's unattributed 7 left out
+    # inclusive: a recursion counts once per stack (defend 20, not 40); self: the innermost frame
     assert inclusive == {"Forest.run": 60, "descend_trees": 40, "Board.after": 30, "defend": 20}
-    assert own == {"Board.after": 30, "descend_trees": 10, "defend": 20}  # a recursion counts once
+    assert own == {"Board.after": 30, "descend_trees": 10, "defend": 20}
     assert shares(RAW.splitlines(), "Forest.run")[0] == 110
 
 
