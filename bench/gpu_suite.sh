@@ -13,8 +13,8 @@ mkdir -p "$OUT"
 source "$(dirname "$0")/gpu_env.sh"
 LOG=$OUT/suite.log
 # quick: tiny sizes, to check the script on a CPU before spending device time.
-if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; FOREST_SIMS=64; else
-  B9="1024 16384 65536"; B19="256 4096"; SIMS=3000; SIMS_BIG=10000; FOREST_SIMS=1000; fi
+if [ "${1:-}" = quick ]; then B9="64 128"; B19="16"; SIMS=256; SIMS_BIG=512; FOREST_SIMS=64; BF="256"; else
+  B9="1024 16384 65536"; B19="256 4096"; SIMS=3000; SIMS_BIG=10000; FOREST_SIMS=1000; BF="2048 8192 16384"; fi
 step() {  # step SECONDS NAME COMMAND...
   local limit=$1 name=$2; shift 2
   echo "=== $name ($(date +%T))" | tee -a "$LOG"
@@ -24,21 +24,7 @@ step() {  # step SECONDS NAME COMMAND...
 { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv; nproc;
   $PY -c "import jax, numpy; print('jax', jax.__version__, jax.devices(), 'numpy', numpy.__version__)"; } 2>&1 | tee -a "$LOG"
 
-# MoGo / uniform throughput ratio (issue 5's bar: at least 40%).
-step 200 "policy_throughput" $PY bench/policy_throughput.py --sizes 9 19 --batches $B9 \
-  --batches-19 $B19 --repeats 5 --out "$OUT/policy_throughput.md"
-
-# Whole searches: simulations/s and host share at several batch shapes.
-for shape in "8 4" "16 16" "16 64" "64 16" "64 64"; do
-  set -- $shape
-  step 120 "search 9x9 $SIMS L$1 K$2" $PY -m gojax bench --search --board 9 --simulations $SIMS --leaves $1 \
-    --playouts-per-leaf $2 --repeats 2 --no-progress --json
-done
-step 120 "search 9x9 $SIMS_BIG L64 K32" $PY -m gojax bench --search --board 9 --simulations $SIMS_BIG --leaves 64 \
-  --playouts-per-leaf 32 --repeats 2 --no-progress --json
-step 120 "search 19x19 $SIMS_BIG L32 K32" $PY -m gojax bench --search --board 19 --simulations $SIMS_BIG --leaves 32 \
-  --playouts-per-leaf 32 --repeats 1 --no-progress --json
-
+# The forests first: they are the figures a lent machine is most wanted for.
 # The forest: G searches, one device call per round (issue: >= 100,000 simulations/s at 9x9).
 for g in 1 8 64 256; do
   step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS --repeats 2 \
@@ -56,6 +42,27 @@ for g in 64 256; do
     --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --no-progress --json
 done
 step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $FOREST_SIMS --replays 3
+
+# The device's ceiling at the forests' batches (G x L x K playouts per call, MoGo policy):
+# G = 64 and 256 at K = 4, and 256 at K = 8.
+for b in $BF; do
+  step 90 "gojax bench 9x9 B=$b mogo" $PY -m gojax bench --board 9 --batch $b --policy mogo --no-progress
+done
+
+# MoGo / uniform throughput ratio (issue 5's bar: at least 40%).
+step 200 "policy_throughput" $PY bench/policy_throughput.py --sizes 9 19 --batches $B9 \
+  --batches-19 $B19 --repeats 5 --out "$OUT/policy_throughput.md"
+
+# Whole searches: simulations/s and host share at several batch shapes.
+for shape in "8 4" "16 16" "16 64" "64 16" "64 64"; do
+  set -- $shape
+  step 120 "search 9x9 $SIMS L$1 K$2" $PY -m gojax bench --search --board 9 --simulations $SIMS --leaves $1 \
+    --playouts-per-leaf $2 --repeats 2 --no-progress --json
+done
+step 120 "search 9x9 $SIMS_BIG L64 K32" $PY -m gojax bench --search --board 9 --simulations $SIMS_BIG --leaves 64 \
+  --playouts-per-leaf 32 --repeats 2 --no-progress --json
+step 120 "search 19x19 $SIMS_BIG L32 K32" $PY -m gojax bench --search --board 19 --simulations $SIMS_BIG --leaves 32 \
+  --playouts-per-leaf 32 --repeats 1 --no-progress --json
 
 # Bare playouts, the README's main job, at GPU batch sizes.
 for b in $B9; do
