@@ -7,17 +7,25 @@ visited moves with their visits and values.  Positions go through a forest (sear
 `trees` at a time, one device call per round for all of them.  Position i (counted over the
 whole run) searches with seed `seed + i`, so rows do not depend on the batch they fall in:
 reruns give the same bytes, and a killed run resumes where its file ends.
+
+With `jobs` > 1 the batches go to that many worker processes, each with its own forest, and
+the rows are written in position order as the batches come back.  One forest's Python host
+work caps it well below a GPU's rate, so several processes sharing the device run faster
+(bench/README.md, "A forest on one H100"); on a CPU they share its cores with the playouts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
+import multiprocessing
 import sys
 
 from gojax.evaluate import check_sgf_files, done_rows, evaluate, sgf_positions, truncate_to_rows
 from gojax.kernels.geometry import BLACK
+from gojax.runtime import start_worker
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
 
@@ -26,8 +34,10 @@ TOP_MOVES = 5
 
 def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: SearchParams = SearchParams(),
                 trees: int = 16, playouts: int = 256, policy: str = "uniform", progress: bool = True,
-                log=sys.stderr) -> int:
-    """Append one JSON row per position to OUT (rows already there are skipped); returns rows written."""
+                log=sys.stderr, jobs: int = 1, cpu_threads: int | None = None) -> int:
+    """Append one JSON row per position to OUT (rows already there are skipped); returns rows
+    written.  `jobs` worker processes search the batches of `trees` positions (1: this process);
+    `cpu_threads` limits each worker's XLA CPU threads (runtime.configure_cpu_threads)."""
     check_sgf_files(paths)
     skip = done_rows(out)
     if skip:
@@ -35,24 +45,47 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
         truncate_to_rows(out, skip)
     from tqdm import tqdm
     bar = tqdm(desc="analyze", unit="pos", file=log, disable=not progress, initial=skip)
-    written, pending = 0, []
+    search = functools.partial(_search_rows, simulations=simulations, params=params, trees=trees,
+                               playouts=playouts, policy=policy)
+    batches = _batches(paths, skip, trees, log)
+    written = 0
     with open(out, "a") as f:
-        for index, item in enumerate(sgf_positions(paths, log)):
-            if index < skip:
-                continue
-            pending.append((index, *item))
-            if len(pending) == trees:
-                written += _flush(pending, f, simulations, params, trees, playouts, policy)
-                bar.update(len(pending))
-                pending = []
-        if pending:
-            written += _flush(pending, f, simulations, params, trees, playouts, policy)
-            bar.update(len(pending))
+        if jobs == 1:
+            written = _write(map(search, batches), f, bar)
+        else:  # spawn: a forked child would inherit this process's JAX runtime, threads and all
+            ctx = multiprocessing.get_context("spawn")
+            with ctx.Pool(jobs, initializer=start_worker, initargs=(cpu_threads,)) as pool:
+                written = _write(pool.imap(search, batches), f, bar)
     bar.close()
     return written
 
 
-def _flush(pending, f, simulations, params, trees, playouts, policy) -> int:
+def _batches(paths, skip, trees, log):
+    """Lists of (index, path, move, board), `trees` positions each, from position `skip` on."""
+    pending = []
+    for index, item in enumerate(sgf_positions(paths, log)):
+        if index >= skip:
+            pending.append((index, *item))
+        if len(pending) == trees:
+            yield pending
+            pending = []
+    if pending:
+        yield pending
+
+
+def _write(row_batches, f, bar) -> int:
+    """Write each batch's rows as it comes, in order, flushed: a kill loses only batches in flight."""
+    written = 0
+    for rows in row_batches:
+        f.writelines(row + "\n" for row in rows)
+        f.flush()
+        written += len(rows)
+        bar.update(len(rows))
+    return written
+
+
+def _search_rows(pending, simulations, params, trees, playouts, policy) -> list[str]:
+    """The rows of one batch of positions, in position order."""
     rows = {}
     for size in sorted({b.size for *_, b in pending}):
         group = [x for x in pending if x[3].size == size]
@@ -76,6 +109,4 @@ def _flush(pending, f, simulations, params, trees, playouts, policy) -> int:
                 "search_win_rate": round(r.root_value if black else 1.0 - r.root_value, 6),
                 "best_move": g.to_gtp(r.move), "pv": [g.to_gtp(p) for p in r.pv[:12]], "top_moves": top,
                 "simulations": r.simulations})
-    f.writelines(rows[i] + "\n" for i in sorted(rows))
-    f.flush()
-    return len(pending)
+    return [rows[i] for i in sorted(rows)]

@@ -19,9 +19,12 @@ before the first genmove, and one that rejects a move forfeits.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
+import functools
 import io
 import json
+import multiprocessing
 import os
 import shlex
 import sys
@@ -45,6 +48,7 @@ from gojax.match import (
     summarize,
 )
 from gojax.player import RESIGN, Player, PlayerOptions
+from gojax.runtime import start_worker
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
 from gojax.search.tree import TreeStack
@@ -200,9 +204,11 @@ class _Game:
 
 
 def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 64, progress: bool = True,
-              log=sys.stderr) -> dict:
-    """Play the games of `cfg` not yet in OUT/results.jsonl, `parallel` at a time; returns the
-    summary over all of them (gojax.match.summarize)."""
+              log=sys.stderr, jobs: int = 1, cpu_threads: int | None = None) -> dict:
+    """Play the games of `cfg` not yet in OUT/results.jsonl, `parallel` at a time in each of
+    `jobs` processes (1: this one; more: spawned workers, `cpu_threads` XLA CPU threads each);
+    returns the summary over all of them (gojax.match.summarize).  A group of games is written
+    to results.jsonl when its last game ends."""
     for opening in cfg.openings:  # fail before the first game, not in the middle of the run
         load_opening(opening, cfg.size, cfg.opening_moves)
     os.makedirs(os.path.join(cfg.out, "games"), exist_ok=True)
@@ -214,15 +220,33 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
         print(f"[arena] resuming: {len(done)} of {cfg.games} games already in {path}", file=log)
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=cfg.games - len(todo), desc="arena", file=log, disable=not progress)
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="arena-engine")
-    # Each gojax engine's trees side by side in one stack, a slot per game at a time, so that a
-    # round's descents and backups are array operations over all its games (search/forest.py).
-    seats = max(1, min(parallel, len(todo)))
+    groups = [todo[start:start + parallel] for start in range(0, len(todo), parallel)]
+    play = functools.partial(play_group, a, b, cfg)
+    with contextlib.ExitStack() as stack:
+        if jobs > 1 and len(groups) > 1:  # spawn: a forked child would inherit this process's JAX runtime
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(
+                min(jobs, len(groups)), initializer=start_worker, initargs=(cpu_threads,)))
+            records = pool.imap_unordered(play, groups)
+        else:
+            records = map(play, groups)
+        for group in records:
+            with open(path, "a") as f:
+                f.writelines(json.dumps(rec) + "\n" for rec in group)
+            done.extend(group)
+            bar.update(len(group))
+    bar.close()
+    return summarize([r for r in done if r["game"] < cfg.games], a.name, b.name)
+
+
+def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[int]) -> list[dict]:
+    """Play games `indices` at once to their ends (their SGFs written); their results.jsonl records."""
+    # Each gojax engine's trees side by side in one stack, a slot per game, so that a round's
+    # descents and backups are array operations over all its games (search/forest.py).
     stacks = [None if isinstance(e, ExternalEngine) else
-              TreeStack(cfg.size, e.params.max_nodes, seats, e.params.pass_in_tree == "always").trees for e in (a, b)]
-    for start in range(0, len(todo), parallel):
-        games = [_Game(i, a, b, cfg, tuple(None if st is None else st[j] for st in stacks))
-                 for j, i in enumerate(todo[start:start + parallel])]
+              TreeStack(cfg.size, e.params.max_nodes, len(indices), e.params.pass_in_tree == "always").trees
+              for e in (a, b)]
+    games = [_Game(i, a, b, cfg, tuple(None if st is None else st[j] for st in stacks)) for j, i in enumerate(indices)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(games), thread_name_prefix="arena-engine") as pool:
         try:
             for g in games:
                 g.start(cfg)
@@ -230,15 +254,7 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
         finally:
             for g in games:
                 g.close()
-        for g in games:
-            rec = _record(g, cfg)
-            with open(path, "a") as f:
-                f.write(json.dumps(rec) + "\n")
-            done.append(rec)
-            bar.update(1)
-    bar.close()
-    pool.shutdown()
-    return summarize([r for r in done if r["game"] < cfg.games], a.name, b.name)
+    return [_record(g, cfg) for g in games]
 
 
 def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor) -> None:

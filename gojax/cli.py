@@ -258,9 +258,11 @@ def _add_match(sub):
     p.add_argument("--referee", choices=["gnugo", "gojax"], default="gnugo")
     p.add_argument("--move-timeout", type=positive_float, default=120.0, help="seconds per genmove before a forfeit")
     p.add_argument("--max-moves", type=positive_int, default=None, help="stop and score a game after this many moves")
-    p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="games played at the same time (default 1); with --parallel-games: arena processes, each "
+                        "playing G games at once")
     p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
-                   help="play G games at once in this process: the `gojax gtp` engines' searches in one device call "
+                   help="play G games at once in one process: the `gojax gtp` engines' searches in one device call "
                         "per round, any other engine in its own processes (gojax/arena.py)")
     p.add_argument("--same-seeds", action="store_true",
                    help="do not give gojax and GNU Go a new --seed every game ({game} in a command is always replaced)")
@@ -281,7 +283,7 @@ def _arena_match(cfg, args) -> dict:
     a, b = engine_from_command(cfg.name_a, cfg.engine_a), engine_from_command(cfg.name_b, cfg.engine_b)
     if not isinstance(a, ArenaEngine) and not isinstance(b, ArenaEngine):
         raise ValueError("--parallel-games needs a `gojax gtp` engine on one side at least")
-    return run_arena(a, b, cfg, parallel=args.parallel_games, progress=not args.no_progress)
+    return run_arena(a, b, cfg, parallel=args.parallel_games, progress=not args.no_progress, jobs=args.jobs)
 
 
 def _engine_name(cmd: str) -> str:
@@ -345,9 +347,11 @@ def _add_scaling(sub):
                    help="playout policy of every gojax engine (default: gojax gtp's)")
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
-    p.add_argument("--jobs", type=positive_int, default=1, help="games played at the same time in each match (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="games played at the same time in each match (default 1); with --parallel-games: arena "
+                        "processes, each playing G games at once")
     p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
-                   help="play each match in this process, G games at once, gojax's searches in one device call "
+                   help="play each match's games G at once in one process, gojax's searches in one device call "
                         "per round, GNU Go in its own processes (gojax/arena.py)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
@@ -412,6 +416,9 @@ def _add_analyze(sub):
                    help="positions searched together, one device call per round (default 16)")
     p.add_argument("--playouts", type=positive_int, default=256,
                    help="playouts per position for evaluate's columns (default 256)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="P",
+                   help="worker processes, each searching its own batches of G positions (default 1; on a GPU several"
+                        " fill the device that one forest's host work leaves idle; the rows are the same)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="OUT.jsonl; rows already there are skipped")
     p.add_argument("--no-progress", action="store_true")
@@ -429,7 +436,7 @@ def _run_analyze(args) -> int:
     params = search_params(args)
     try:  # run_analyze reads every file before it writes anything
         n = run_analyze(args.files, args.out, args.simulations, params, args.trees, args.playouts,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, jobs=args.jobs, cpu_threads=args.cpu_threads)
     except SgfInputError as err:
         raise SystemExit(f"gojax analyze: {err}") from None
     print(f"wrote {n} rows to {args.out}")

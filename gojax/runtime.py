@@ -130,3 +130,15 @@ def enable_compile_cache(path: str) -> None:
     import jax
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
+def start_worker(cpu_threads: int | None = None) -> None:
+    """The JAX settings of a worker process (`gojax analyze --jobs`, the arena's `--jobs`), made
+    before it creates a backend: those `gojax` makes for itself, and GPU memory taken as needed,
+    since the workers share one device and XLA's default would give the first three quarters
+    of it.  $XLA_PYTHON_CLIENT_PREALLOCATE, if set, wins."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    enable_gpu_graphs()
+    if path := compile_cache_dir():
+        enable_compile_cache(path)
+    configure_cpu_threads(cpu_threads, None)

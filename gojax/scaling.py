@@ -34,8 +34,9 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
                 gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
                 move_timeout: float = 300.0, progress: bool = True, jobs: int = 1,
                 parallel_games: int = 0) -> list[dict]:
-    """One match per N (resumable).  `parallel_games` > 0: each match is played in one process by
-    the batched arena (gojax/arena.py), that many games at once (GNU Go in its own processes)."""
+    """One match per N (resumable).  `parallel_games` > 0: each match is played by the batched
+    arena (gojax/arena.py), that many games at once in each of `jobs` processes (GNU Go in its own
+    processes); else `jobs` games at once through GTP processes."""
     rows = []
     for n in ns:
         if study == "selfplay":
@@ -53,7 +54,7 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
         if parallel_games:
             from gojax.arena import engine_from_command, run_arena
             s = run_arena(engine_from_command(name_a, a), engine_from_command(name_b, b), cfg, parallel=parallel_games,
-                          progress=progress)
+                          progress=progress, jobs=jobs)
         else:
             s = run_match(cfg, progress=progress, jobs=jobs)
         lo, hi = s["elo_95"]

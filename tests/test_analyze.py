@@ -24,3 +24,13 @@ def test_rows_do_not_depend_on_the_forest_size_and_a_killed_run_resumes(tmp_path
     a.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing row 5
     assert run_analyze([GAME], str(a), simulations=32, params=PARAMS, trees=8, playouts=16, progress=False) == 8
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_worker_processes_write_the_same_rows_in_order(tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    run_analyze([GAME], str(one), simulations=16, params=PARAMS, trees=4, playouts=8, progress=False)
+    two.write_text("".join(one.read_text().splitlines(keepends=True)[:2]))  # a run killed after row 2
+    # positions 2-12 in batches of 4: [2..5], [6..9], [10..12] over two workers, written in order
+    assert run_analyze([GAME], str(two), simulations=16, params=PARAMS, trees=4, playouts=8, progress=False,
+                       jobs=2, cpu_threads=1) == 11
+    assert two.read_bytes() == one.read_bytes()

@@ -103,6 +103,17 @@ def test_scaling_plays_a_point_in_the_arena(tmp_path, capsys):
     rows = load_results(str(out / "selfplay_32_vs_16" / "results.jsonl"))
     assert len(rows) == 2 and rows[0]["commands"]["gojax-32"].startswith("arena: ")
     assert (out / "scaling.csv").exists()
+    # Two arena processes of one game each play the same games
+    two = tmp_path / "two"
+    assert main(["scaling", "--study", "selfplay", "--n", "16", "--games", "2", "--size", "5", "--parallel-games", "1",
+                 "--jobs", "2", "--engine-options", "--leaves 4 --playouts-per-leaf 4", "--out", str(two),
+                 "--no-progress"]) == 0
+    by_one = {r["game"]: r for r in rows}
+    by_two = {r["game"]: r for r in load_results(str(two / "selfplay_32_vs_16" / "results.jsonl"))}
+    assert sorted(by_two) == [0, 1]
+    for game in (0, 1):
+        assert moves_of(two / "selfplay_32_vs_16", by_two[game]) == moves_of(out / "selfplay_32_vs_16", by_one[game])
+        assert by_two[game]["result"] == by_one[game]["result"]
     assert main(["match", "--black", gtp(16) + " --seconds 1", "--white", gtp(16), "--parallel-games", "2",
                  "--out", str(tmp_path / "m")]) == 2  # the arena plays by simulations
     assert "--seconds" in capsys.readouterr().err
