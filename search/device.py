@@ -133,6 +133,14 @@ class Simulator:
         verdicts = self._fetcher.submit(lambda: jax.device_get(prepared.result())) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
+    def verdicts(self, boards: list[Board], rows: int) -> LeafVerdicts:
+        """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
+        first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
+        search's thread, so it may queue behind a round's playouts on the device."""
+        padded = boards + [boards[0]] * (rows - len(boards))
+        _, verdicts = prepare_round(numpy_fields(padded), self.with_prior, self.with_pattern)
+        return jax.device_get(verdicts)
+
     def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
         """Start one round (asynchronously; `jax.device_get` the result to wait for it).
 

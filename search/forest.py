@@ -186,19 +186,45 @@ class Forest:
             in_flight = per_call if pending is not None and pending.leaves[t] is not None else 0
             if run.active[t] and not self._searching(run, t, in_flight):
                 run.active[t] = False
-        for members in self._groups([t for t in range(self.size) if run.active[t]]).values():
-            group = [self.searches[t] for t in members]
-            for t in members:
-                leaves[t] = []
-                self.searches[t].calls += 1
-            for _ in range(self.params.leaves):  # descent i of every tree of the group at once
-                for t, leaf in zip(members, descend_trees(group)):
-                    leaves[t].append(leaf)
+        groups = list(self._groups([t for t in range(self.size) if run.active[t]]).values())
+        for t in (t for members in groups for t in members):
+            leaves[t] = []
+            self.searches[t].calls += 1
+        L = self.params.leaves
+        waves = self.params.waves if self.params.uses_verdicts_ahead else 1
+        for w in range(waves):
+            if w:  # the last wave's new nodes get their priors from the device before this one
+                run.host += time.perf_counter() - t0
+                self._ready_wave(run, groups, leaves, L * (w - 1) // waves)
+                t0 = time.perf_counter()
+            for _ in range(L * w // waves, L * (w + 1) // waves):  # descent i of every tree at once
+                for members in groups:
+                    for t, leaf in zip(members, descend_trees([self.searches[t] for t in members])):
+                        leaves[t].append(leaf)
         round_ = None
         if any(ls is not None for ls in leaves):
             round_ = _Round(leaves, self._submit(leaves))
         run.host += time.perf_counter() - t0
         return round_
+
+    def _ready_wave(self, run: _Progress, groups: list, leaves: list, start: int) -> None:
+        """SearchParams.waves: the verdicts of every tree's leaves from descent `start` on, in one
+        device call (packed and padded as `_submit` packs a round), and the new nodes among them
+        given their legal moves and priors as `_ready` gives a round's."""
+        played = [t for t, ls in enumerate(leaves) if ls is not None]
+        if not played:
+            return
+        n = len(leaves[played[0]]) - start  # every tree descends once per step
+        t0 = time.perf_counter()
+        v = self.simulator.verdicts([leaf.board for t in played for leaf in leaves[t][start:]],
+                                    (1 << (len(played) - 1).bit_length()) * n)
+        run.wait += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pos = {t: i for i, t in enumerate(played)}
+        for members in groups:
+            ready_new_nodes([self.searches[t] for t in members], [leaves[t][start:] for t in members],
+                            [pos[t] * n for t in members], v.legal, v.capture, v.prior, patterns=v.pattern)
+        run.host += time.perf_counter() - t0
 
     def _groups(self, trees: list[int]) -> dict:
         """The trees worked on together (one stack, one params but the seed: Search.batch_key);

@@ -99,6 +99,10 @@ class SearchParams:
                                       "device ahead of its playouts, so the next round's descents find that "
                                       "round's new nodes with their priors (in-flight descend only; not with the "
                                       "grandfather prior)")
+    # The same statistics either way (tests/test_forest.py): a speed setting for a host-bound forest.
+    waves: int = flag(1, "a round's L descents in W waves: after each wave but the last one small device call "
+                         "gives that wave's new nodes their legal moves and priors, which a later descent of the "
+                         "round would otherwise compute on the host (with verdicts_ahead only)", metavar="W")
     in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
                                      "descend (give it its prior, on the host unless the device's verdicts for it "
                                      "are back, and go on), sidestep (take the parent's best action whose child is "
@@ -140,6 +144,8 @@ class SearchParams:
             raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
         if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2 or self.expand_after < 0:
             raise ValueError("leaves, playouts_per_leaf must be >= 1, max_nodes >= 2 and expand_after >= 0")
+        if not 1 <= self.waves <= self.leaves:
+            raise ValueError(f"waves must be 1 .. leaves ({self.leaves}), got {self.waves}")
 
     def playout_config(self):
         """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""

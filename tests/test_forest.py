@@ -178,6 +178,44 @@ def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
     assert 2 * len(on_host[True]) < len(on_host[False])
 
 
+@pytest.mark.parametrize("trees", [1, 3])
+def test_waves_change_no_statistic_and_take_same_round_priors_off_the_host(trees):
+    """SearchParams.waves: a round's descents in waves, each wave's new nodes given their
+    priors by a device call before the next wave descends.  Every node's statistics, prior and
+    cached value are bit for bit those of one wave; with a wave per descent no node but the
+    roots gets its prior on the host."""
+    from gojax.search import priors
+    original = priors.initialise
+    trees_of, on_host = {}, {}
+    for waves in (1, 2, 8):
+        host = on_host[waves] = []
+
+        def spy(tree, nodes, p, codes=None, patterns=None, host=host):
+            if codes is None:
+                host.extend(list(nodes))
+            return original(tree, nodes, p, codes, patterns)
+
+        priors.initialise = spy
+        try:
+            base = SearchParams(leaves=8, playouts_per_leaf=4, waves=waves)
+            forest = Forest(positions()[:trees], [dataclasses.replace(base, seed=s) for s in range(1, trees + 1)])
+            forest.run(480, stop_early=False)
+        finally:
+            priors.initialise = original
+        trees_of[waves] = [s.tree for s in forest.searches]
+    for waves in (2, 8):
+        for one, many in zip(trees_of[1], trees_of[waves]):
+            k = one.num_nodes
+            assert k == many.num_nodes > 50
+            for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
+                assert (getattr(one, name)[:k] == getattr(many, name)[:k]).all(), (waves, name)
+    assert len(on_host[8]) == trees  # the roots
+    if trees > 1:  # a lone tree on 7x7 meets none of its round's new nodes again here
+        assert trees < len(on_host[2]) < len(on_host[1])
+    with pytest.raises(ValueError, match="waves"):
+        SearchParams(leaves=4, waves=5)
+
+
 def test_nodes_expand_after_their_own_simulations_in_a_forest_as_alone():
     """expand_after: a node gets children only once N simulations went through it; the leaves
     below a younger node are played without a new node.  Fewer nodes, every simulation counted,
