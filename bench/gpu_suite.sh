@@ -34,6 +34,10 @@ done
 # K = 4 67-33 at equal leaves (results/strength/sp_k8_2000_vs_k4_1000).
 step 150 "forest 9x9 G=256 K=8" $PY -m gojax bench --search --trees 256 --board 9 --simulations $((2 * FOREST_SIMS)) \
   --playouts-per-leaf 8 --repeats 2 --no-progress --json
+# The same forest with its descents in four waves (SearchParams.waves: the same search, less host
+# work per leaf, three more small device calls per round; slower on a CPU backend).
+step 150 "forest 9x9 G=256 waves=4" $PY -m gojax bench --search --trees 256 --board 9 --simulations $FOREST_SIMS \
+  --waves 4 --repeats 2 --no-progress --json
 # Forests from move 30 of eight real games (their trees are narrower: more host work per leaf),
 # and the host's own cost per leaf on this machine's core, with the device's results replayed.
 GAMES=bench/results/strength/pachi_3000_m25/games
@@ -41,6 +45,9 @@ for g in 64 256; do
   step 150 "forest 9x9 G=$g real games" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS \
     --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --no-progress --json
 done
+step 150 "forest 9x9 G=256 real games waves=4" $PY -m gojax bench --search --trees 256 --board 9 \
+  --simulations $FOREST_SIMS --waves 4 --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 \
+  --no-progress --json
 step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $FOREST_SIMS --replays 3
 
 # The device's ceiling at the forests' batches (G x L x K playouts per call, MoGo policy):

@@ -290,7 +290,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     return {
         "board": board, "trees": trees, "simulations_per_tree": simulations, "leaves": params.leaves,
         "playouts_per_leaf": params.playouts_per_leaf, "prior": params.prior, "policy": params.policy,
-        "repeats": repeats, "simulations_per_sec": sims_per_sec,
+        "waves": params.waves, "repeats": repeats, "simulations_per_sec": sims_per_sec,
         "sec_per_round_of_searches": med([r["seconds"] for r in rows]),
         "host_cpu_ms_per_leaf": med([1e3 * r["host_cpu_seconds"] / leaves for r in rows]),
         "device_wait_fraction": med([r["device_wait_seconds"] / r["seconds"] for r in rows]),
@@ -303,7 +303,8 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
 def format_forest_report(r: dict) -> str:
     return "\n".join([
         f"gojax bench --search --trees {r['trees']}: {r['board']}x{r['board']}, {r['simulations_per_tree']} simulations"
-        f" per tree, L={r['leaves']} x K={r['playouts_per_leaf']}, prior {r['prior']}, {r['policy']} playouts",
+        f" per tree, L={r['leaves']} x K={r['playouts_per_leaf']}, prior {r['prior']}, {r['policy']} playouts"
+        + (f", descents in {r['waves']} waves" if r.get("waves", 1) > 1 else ""),
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
         f"  simulations/s   {r['simulations_per_sec']:,.0f} for the forest   (median of {r['repeats']};"
         f" {r['sec_per_round_of_searches']:.2f} s for all {r['trees']} searches)",

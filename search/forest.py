@@ -22,7 +22,8 @@ that round's new nodes their priors from them (`_ready`), so its descents find t
 stays a Python loop is per leaf: playing the leaf's move on a copy of its host board and its
 superko check; and the priors of nodes a descent reaches that an earlier descent of the same
 round made, which the host computes from its boards (`in_flight`: such a descent may instead
-take the parent's next best action, or stop there; bench/results/forest/README.md).
+take the parent's next best action, or stop there; `waves`: the round's descents in waves, the
+device giving each wave's new nodes their verdicts before the next; bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.

@@ -99,10 +99,13 @@ class SearchParams:
                                       "device ahead of its playouts, so the next round's descents find that "
                                       "round's new nodes with their priors (in-flight descend only; not with the "
                                       "grandfather prior)")
-    # The same statistics either way (tests/test_forest.py): a speed setting for a host-bound forest.
+    # The same statistics either way (tests/test_forest.py): a speed setting for a forest whose host
+    # is the limit (a GPU).  On a CPU backend the wave calls run on the search's thread and cost more
+    # than they save (bench/results/forest/README.md, "Descents in waves").
     waves: int = flag(1, "a round's L descents in W waves: after each wave but the last one small device call "
                          "gives that wave's new nodes their legal moves and priors, which a later descent of the "
-                         "round would otherwise compute on the host (with verdicts_ahead only)", metavar="W")
+                         "round would otherwise compute on the host (with verdicts_ahead only; for a GPU)",
+                      metavar="W")
     in_flight: str = flag("descend", "a descent that reaches a node whose playouts are still on the device: "
                                      "descend (give it its prior, on the host unless the device's verdicts for it "
                                      "are back, and go on), sidestep (take the parent's best action whose child is "
