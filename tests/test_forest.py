@@ -1,5 +1,6 @@
 """A forest of G searches, one device call per round, gives tree for tree what G lone searches give."""
 
+import contextlib
 import dataclasses
 import os
 
@@ -24,6 +25,25 @@ def positions():
             b.play(b.geometry.from_gtp(v))
         out.append(b)
     return out
+
+
+@contextlib.contextmanager
+def host_priors():
+    """The nodes given their prior on the host (no device verdicts) inside the block, a list
+    per call of priors.initialise."""
+    from gojax.search import priors
+    original, calls = priors.initialise, []
+
+    def spy(tree, nodes, p, codes=None, patterns=None):
+        if codes is None:
+            calls.append(list(nodes))
+        return original(tree, nodes, p, codes, patterns)
+
+    priors.initialise = spy
+    try:
+        yield calls
+    finally:
+        priors.initialise = original
 
 
 def summary(r):
@@ -122,22 +142,10 @@ def test_descents_give_no_node_its_prior_on_the_host_unless_asked(in_flight):
     new nodes end there, so the tree grows by fewer nodes than it has leaves; sidestep: they take
     the parent's next best action instead, so every leaf is a new node.  Either way no node but
     the root is given its prior on the host."""
-    from gojax.search import priors
     params = SearchParams(leaves=8, playouts_per_leaf=4, in_flight=in_flight, seed=1)
-    on_host = []
-    original = priors.initialise
-
-    def spy(tree, nodes, p, codes=None, patterns=None):
-        if codes is None:
-            on_host.append(list(nodes))
-        return original(tree, nodes, p, codes, patterns)
-
-    priors.initialise = spy
-    try:
+    with host_priors() as on_host:
         search = Search(positions()[0], params)
         result = search.run(simulations=320, stop_early=False)
-    finally:
-        priors.initialise = original
     assert on_host == [[0]]  # the root alone, when the search was made
     if in_flight == "stop":
         assert result.nodes < 1 + 320 // 4
@@ -146,36 +154,34 @@ def test_descents_give_no_node_its_prior_on_the_host_unless_asked(in_flight):
     assert bool(search.tree.initialised[:result.nodes].all())
 
 
+def forest_with_host_priors(trees: int, **settings):
+    """A forest of `trees` trees (480 simulations each, L8 x K4, seeds 1 ..) run with `settings`:
+    its trees, and the nodes that got their prior on the host (no device verdicts)."""
+    with host_priors() as calls:
+        base = SearchParams(leaves=8, playouts_per_leaf=4, **settings)
+        forest = Forest(positions()[:trees], [dataclasses.replace(base, seed=s) for s in range(1, trees + 1)])
+        forest.run(480, stop_early=False)
+    return [s.tree for s in forest.searches], [n for nodes in calls for n in nodes]
+
+
+def assert_same_trees(these, those):
+    """Every node's statistics, prior and cached value bit for bit the same."""
+    for a, b in zip(these, those):
+        k = a.num_nodes
+        assert k == b.num_nodes > 50
+        for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
+            assert (getattr(a, name)[:k] == getattr(b, name)[:k]).all(), name
+
+
 @pytest.mark.parametrize("trees", [1, 3])
 def test_verdicts_ahead_change_no_statistic_and_save_host_priors(trees):
     """With the leaf verdicts sent ahead of the playouts, the next round's descents find the
     last round's nodes with their device priors: every node's statistics, prior and cached
     value are what the host priors gave them, bit for bit, and fewer nodes get a host prior."""
-    from gojax.search import priors
-    original = priors.initialise
-    trees_of, on_host = {}, {}
-    for ahead in (False, True):
-        host = on_host[ahead] = []
-
-        def spy(tree, nodes, p, codes=None, patterns=None, host=host):
-            if codes is None:
-                host.extend(list(nodes))
-            return original(tree, nodes, p, codes, patterns)
-
-        priors.initialise = spy
-        try:
-            base = SearchParams(leaves=8, playouts_per_leaf=4, verdicts_ahead=ahead)
-            forest = Forest(positions()[:trees], [dataclasses.replace(base, seed=s) for s in range(1, trees + 1)])
-            forest.run(480, stop_early=False)
-        finally:
-            priors.initialise = original
-        trees_of[ahead] = [s.tree for s in forest.searches]
-    for off, on in zip(trees_of[False], trees_of[True]):
-        k = off.num_nodes
-        assert k == on.num_nodes > 50
-        for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
-            assert (getattr(off, name)[:k] == getattr(on, name)[:k]).all(), name
-    assert 2 * len(on_host[True]) < len(on_host[False])
+    off, host_off = forest_with_host_priors(trees, verdicts_ahead=False)
+    on, host_on = forest_with_host_priors(trees, verdicts_ahead=True)
+    assert_same_trees(off, on)
+    assert 2 * len(host_on) < len(host_off)
 
 
 @pytest.mark.parametrize("trees", [1, 3])
@@ -184,34 +190,12 @@ def test_waves_change_no_statistic_and_take_same_round_priors_off_the_host(trees
     priors by a device call before the next wave descends.  Every node's statistics, prior and
     cached value are bit for bit those of one wave; with a wave per descent no node but the
     roots gets its prior on the host."""
-    from gojax.search import priors
-    original = priors.initialise
-    trees_of, on_host = {}, {}
-    for waves in (1, 2, 8):
-        host = on_host[waves] = []
-
-        def spy(tree, nodes, p, codes=None, patterns=None, host=host):
-            if codes is None:
-                host.extend(list(nodes))
-            return original(tree, nodes, p, codes, patterns)
-
-        priors.initialise = spy
-        try:
-            base = SearchParams(leaves=8, playouts_per_leaf=4, waves=waves)
-            forest = Forest(positions()[:trees], [dataclasses.replace(base, seed=s) for s in range(1, trees + 1)])
-            forest.run(480, stop_early=False)
-        finally:
-            priors.initialise = original
-        trees_of[waves] = [s.tree for s in forest.searches]
-    for waves in (2, 8):
-        for one, many in zip(trees_of[1], trees_of[waves]):
-            k = one.num_nodes
-            assert k == many.num_nodes > 50
-            for name in ("child", "legal", "initialised", "n", "w", "na", "wa", "node_n", "prior", "value"):
-                assert (getattr(one, name)[:k] == getattr(many, name)[:k]).all(), (waves, name)
-    assert len(on_host[8]) == trees  # the roots
+    runs = {w: forest_with_host_priors(trees, waves=w) for w in (1, 2, 8)}
+    assert_same_trees(runs[1][0], runs[2][0])
+    assert_same_trees(runs[1][0], runs[8][0])
+    assert len(runs[8][1]) == trees  # the roots
     if trees > 1:  # a lone tree on 7x7 meets none of its round's new nodes again here
-        assert trees < len(on_host[2]) < len(on_host[1])
+        assert trees < len(runs[2][1]) < len(runs[1][1])
     with pytest.raises(ValueError, match="waves"):
         SearchParams(leaves=4, waves=5)
 
