@@ -404,6 +404,8 @@ def _run_evaluate(args) -> int:
                          progress=not args.no_progress)
     except SgfInputError as err:
         raise SystemExit(f"gojax evaluate: {err}") from None
+    except KeyboardInterrupt:
+        return _interrupted("evaluate", args.out)
     print(f"wrote {n} rows to {args.out}")
     return 0
 
@@ -427,6 +429,15 @@ def _add_analyze(sub):
     p.set_defaults(func=_run_analyze)
 
 
+def _interrupted(command: str, out: str) -> int:
+    """^C during evaluate or analyze: the rows written so far stay, and the same command goes on
+    from there (a row half written is dropped then)."""
+    from gojax.evaluate import done_rows
+    print(f"\ngojax {command}: interrupted; {done_rows(out)} rows in {out}: run the same command to go on",
+          file=sys.stderr)
+    return 130
+
+
 def _run_analyze(args) -> int:
     from gojax.analyze import run_analyze
     from gojax.evaluate import SgfInputError
@@ -439,6 +450,8 @@ def _run_analyze(args) -> int:
                         progress=not args.no_progress, jobs=args.jobs, cpu_threads=args.cpu_threads)
     except SgfInputError as err:
         raise SystemExit(f"gojax analyze: {err}") from None
+    except KeyboardInterrupt:
+        return _interrupted("analyze", args.out)
     print(f"wrote {n} rows to {args.out}")
     return 0
 

@@ -136,7 +136,10 @@ def start_worker(cpu_threads: int | None = None) -> None:
     """The JAX settings of a worker process (`gojax analyze --jobs`, the arena's `--jobs`), made
     before it creates a backend: those `gojax` makes for itself, and GPU memory taken as needed,
     since the workers share one device and XLA's default would give the first three quarters
-    of it.  $XLA_PYTHON_CLIENT_PREALLOCATE, if set, wins."""
+    of it.  $XLA_PYTHON_CLIENT_PREALLOCATE, if set, wins.  ^C is the parent's to handle: it
+    keeps what is written and ends the workers."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     enable_gpu_graphs()
     if path := compile_cache_dir():

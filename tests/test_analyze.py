@@ -34,3 +34,26 @@ def test_worker_processes_write_the_same_rows_in_order(tmp_path):
     assert run_analyze([GAME], str(two), simulations=16, params=PARAMS, trees=4, playouts=8, progress=False,
                        jobs=2, cpu_threads=1) == 11
     assert two.read_bytes() == one.read_bytes()
+
+
+def test_an_interrupted_run_says_so_and_the_same_command_goes_on(tmp_path):
+    """^C: exit 130 with the rows written so far named, and the same command finishes the file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "rows.jsonl"
+    cmd = [sys.executable, "-m", "gojax", "analyze", GAME, "--simulations", "256", "--trees", "1", "--playouts", "8",
+           "--leaves", "4", "--playouts-per-leaf", "4", "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,  # SIGINT as a terminal's ^C sends it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while (not out.exists() or not out.read_text().count("\n")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    rows = out.read_text().count("\n")
+    assert proc.returncode == 130 and 1 <= rows < 13
+    assert f"interrupted; {rows} rows in {out}: run the same command to go on" in err
+    subprocess.run(cmd, check=True, capture_output=True)
+    assert [json.loads(line)["move"] for line in out.read_text().splitlines()] == list(range(13))
