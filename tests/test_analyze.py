@@ -43,10 +43,12 @@ def test_an_interrupted_run_says_so_and_the_same_command_goes_on(tmp_path):
     import sys
     import time
     out = tmp_path / "rows.jsonl"
-    cmd = [sys.executable, "-m", "gojax", "analyze", GAME, "--simulations", "256", "--trees", "1", "--playouts", "8",
+    # ^C as a terminal delivers it, even where this test runs with SIGINT ignored (a background job)
+    gojax = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "from gojax.cli import main; sys.exit(main(sys.argv[1:]))")
+    cmd = [sys.executable, "-c", gojax, "analyze", GAME, "--simulations", "256", "--trees", "1", "--playouts", "8",
            "--leaves", "4", "--playouts-per-leaf", "4", "--no-progress", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,  # SIGINT as a terminal's ^C sends it
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while (not out.exists() or not out.read_text().count("\n")) and time.monotonic() < deadline:
         time.sleep(0.05)
