@@ -7,6 +7,8 @@
 #
 # On a machine without the Python packages (sgfmill, pgx, svgwrite), put their wheels in .whl/
 # first: the script installs them into /tmp/site.  Figures land in $OUT/*.md and $OUT/suite.log.
+# Steps run in order of interest (forests first), so a call cut short keeps the ones that matter;
+# suite.log in bench/results/gpu_h100_3 shows each step's start time on an H100.
 set -u
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT"
