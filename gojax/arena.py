@@ -204,9 +204,9 @@ class _Game:
 
 
 def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 64, progress: bool = True,
-              log=sys.stderr, jobs: int = 1, cpu_threads: int | None = None) -> dict:
+              log=sys.stderr, jobs: int = 1) -> dict:
     """Play the games of `cfg` not yet in OUT/results.jsonl, `parallel` at a time in each of
-    `jobs` processes (1: this one; more: spawned workers, `cpu_threads` XLA CPU threads each);
+    `jobs` processes (1: this one; more: spawned workers, runtime.start_worker);
     returns the summary over all of them (gojax.match.summarize).  A group of games is written
     to results.jsonl when its last game ends."""
     for opening in cfg.openings:  # fail before the first game, not in the middle of the run
@@ -225,7 +225,7 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
     with contextlib.ExitStack() as stack:
         if jobs > 1 and len(groups) > 1:  # spawn: a forked child would inherit this process's JAX runtime
             pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(
-                min(jobs, len(groups)), initializer=start_worker, initargs=(cpu_threads,)))
+                min(jobs, len(groups)), initializer=start_worker))
             records = pool.imap_unordered(play, groups)
         else:
             records = map(play, groups)

@@ -584,16 +584,15 @@ CACHED_COMMANDS = ("gtp", "evaluate", "analysis", "analyze")
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from gojax.runtime import compile_cache_dir, configure_cpu_threads, enable_compile_cache, enable_gpu_graphs
-    enable_gpu_graphs()  # on a GPU only; before anything creates JAX's backends
-    if args.command in CACHED_COMMANDS and (path := compile_cache_dir()):
-        enable_compile_cache(path)
+    from gojax.runtime import configure_process
+    threads, boards = getattr(args, "cpu_threads", None), None
+    if threads is not None and threads < 0:
+        raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
+    if args.command in ("gtp", "analysis") or (args.command == "bench" and args.search):
+        boards = args.leaves * args.playouts_per_leaf * (getattr(args, "trees", None) or 1)
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards)  # before any backend exists
     if hasattr(args, "cpu_threads"):
-        if args.cpu_threads is not None and args.cpu_threads < 0:
-            raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
-        search = args.command in ("gtp", "analysis") or (args.command == "bench" and args.search)
-        boards = args.leaves * args.playouts_per_leaf * (getattr(args, "trees", None) or 1) if search else None
-        args.cpu_threads_applied = configure_cpu_threads(args.cpu_threads, boards)
+        args.cpu_threads_applied = applied
     return args.func(args)
 
 

@@ -132,16 +132,23 @@ def enable_compile_cache(path: str) -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
+def configure_process(compile_cache: bool, cpu_threads: int | None = None,
+                      boards_per_call: int | None = None) -> int | None:
+    """A gojax process's JAX settings, before anything creates a backend: GPU graphs, the
+    compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads); returns
+    the thread limit applied."""
+    enable_gpu_graphs()
+    if compile_cache and (path := compile_cache_dir()):
+        enable_compile_cache(path)
+    return configure_cpu_threads(cpu_threads, boards_per_call)
+
+
 def start_worker(cpu_threads: int | None = None) -> None:
-    """The JAX settings of a worker process (`gojax analyze --jobs`, the arena's `--jobs`), made
-    before it creates a backend: those `gojax` makes for itself, and GPU memory taken as needed,
-    since the workers share one device and XLA's default would give the first three quarters
-    of it.  $XLA_PYTHON_CLIENT_PREALLOCATE, if set, wins.  ^C is the parent's to handle: it
-    keeps what is written and ends the workers."""
+    """A worker process's settings (`gojax analyze --jobs`, the arena's `--jobs`): those of
+    `configure_process`, and GPU memory taken as needed, since the workers share one device and
+    XLA's default would give the first three quarters of it ($XLA_PYTHON_CLIENT_PREALLOCATE, if
+    set, wins).  ^C is the parent's to handle: it keeps what is written and ends the workers."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    enable_gpu_graphs()
-    if path := compile_cache_dir():
-        enable_compile_cache(path)
-    configure_cpu_threads(cpu_threads, None)
+    configure_process(True, cpu_threads)

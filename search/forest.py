@@ -196,7 +196,7 @@ class Forest:
         for w in range(waves):
             if w:  # the last wave's new nodes get their priors from the device before this one
                 run.host += time.perf_counter() - t0
-                self._ready_wave(run, groups, leaves, L * (w - 1) // waves)
+                self._ready_wave(run, leaves, L * (w - 1) // waves)
                 t0 = time.perf_counter()
             for _ in range(L * w // waves, L * (w + 1) // waves):  # descent i of every tree at once
                 for members in groups:
@@ -208,23 +208,22 @@ class Forest:
         run.host += time.perf_counter() - t0
         return round_
 
-    def _ready_wave(self, run: _Progress, groups: list, leaves: list, start: int) -> None:
+    def _ready_wave(self, run: _Progress, leaves: list, start: int) -> None:
         """SearchParams.waves: the verdicts of every tree's leaves from descent `start` on, in one
         device call (packed and padded as `_submit` packs a round), and the new nodes among them
         given their legal moves and priors as `_ready` gives a round's."""
         played = [t for t, ls in enumerate(leaves) if ls is not None]
         if not played:
             return
-        n = len(leaves[played[0]]) - start  # every tree descends once per step
+        wave = [None if ls is None else ls[start:] for ls in leaves]
+        n = len(wave[played[0]])  # every tree descends once per step
         t0 = time.perf_counter()
-        v = self.simulator.verdicts([leaf.board for t in played for leaf in leaves[t][start:]],
-                                    (1 << (len(played) - 1).bit_length()) * n)
+        v = self.simulator.verdicts([leaf.board for t in played for leaf in wave[t]], _bucket(len(played)) * n)
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        pos = {t: i for i, t in enumerate(played)}
-        for members in groups:
-            ready_new_nodes([self.searches[t] for t in members], [leaves[t][start:] for t in members],
-                            [pos[t] * n for t in members], v.legal, v.capture, v.prior, patterns=v.pattern)
+        for members, starts in self._rows(wave, n):
+            ready_new_nodes([self.searches[t] for t in members], [wave[t] for t in members], starts,
+                            v.legal, v.capture, v.prior, patterns=v.pattern)
         run.host += time.perf_counter() - t0
 
     def _groups(self, trees: list[int]) -> dict:
@@ -240,8 +239,7 @@ class Forest:
         """One device call for the trees with leaves, packed in order and padded to a power of
         two of trees (copies of the first): a few shapes to compile, no playouts for the others."""
         played = [t for t, ls in enumerate(leaves) if ls is not None]
-        bucket = 1 << (len(played) - 1).bit_length()
-        order = played + [played[0]] * (bucket - len(played))
+        order = played + [played[0]] * (_bucket(len(played)) - len(played))
         trees = [self.searches[t] for t in order]
         rows = [s.leaf_boards(leaves[t]) for s, t in zip(trees, order)]
         pools = [s.pools(leaves[t]) for s, t in zip(trees, order)] if self.params.pool_prob > 0 else None
@@ -255,17 +253,17 @@ class Forest:
         v = round_.call.verdicts.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        for members, starts in self._rows(round_):
+        for members, starts in self._rows(round_.leaves, self.params.leaves):
             ready_new_nodes([self.searches[t] for t in members], [round_.leaves[t] for t in members], starts,
                             v.legal, v.capture, v.prior, patterns=v.pattern)
         run.host += time.perf_counter() - t0
 
-    def _rows(self, round_: _Round):
-        """The groups of trees that played in a round, each with its trees' first rows in the call."""
-        L = self.params.leaves
-        played = [t for t, ls in enumerate(round_.leaves) if ls is not None]  # the call's tree order
+    def _rows(self, leaves: list, per_tree: int):
+        """The groups of trees with `leaves` (a round's, or a wave's), each with its trees' first
+        rows in their device call, `per_tree` rows a tree in the call's tree order."""
+        played = [t for t, ls in enumerate(leaves) if ls is not None]  # the call's tree order
         pos = {t: i for i, t in enumerate(played)}
-        return [(members, [pos[t] * L for t in members]) for members in self._groups(played).values()]
+        return [(members, [pos[t] * per_tree for t in members]) for members in self._groups(played).values()]
 
     def _back_up(self, run: _Progress, round_: _Round) -> None:
         """Wait for a round's result and back each tree's rows up into it."""
@@ -273,7 +271,7 @@ class Forest:
         result = round_.call.result.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        for members, starts in self._rows(round_):
+        for members, starts in self._rows(round_.leaves, self.params.leaves):
             outs = back_up_trees([self.searches[t] for t in members], [round_.leaves[t] for t in members],
                                  starts, result)
             for t, (o, c) in zip(members, outs):
@@ -281,6 +279,11 @@ class Forest:
                 run.caps[t] += c
                 run.done[t] += self.params.batch
         run.host += time.perf_counter() - t0
+
+
+def _bucket(trees: int) -> int:
+    """The trees a device call is padded to: the next power of two (a few shapes to compile)."""
+    return 1 << (trees - 1).bit_length()
 
 
 def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[SearchResult, int]:
