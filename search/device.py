@@ -95,6 +95,11 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
     return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
 
 
+# Rows of one `Simulator.verdicts_now` call: one shape to compile (the lone search's round shape
+# at the default L = 8, already compiled where the device is the CPU).
+VERDICT_BLOCK = 8
+
+
 class Submitted(NamedTuple):
     """A round on its way: futures of its LeafVerdicts (None unless asked for) and its result."""
     verdicts: concurrent.futures.Future | None
@@ -140,6 +145,24 @@ class Simulator:
         padded = boards + [boards[0]] * (rows - len(boards))
         _, verdicts = prepare_round(numpy_fields(padded), self.with_prior, self.with_pattern)
         return jax.device_get(verdicts)
+
+    def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
+        """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
+        verdicts are back), as numpy, computed on the host's CPU backend in blocks of
+        VERDICT_BLOCK rows: compiled code several times faster than the host twin's Python
+        verdicts (kernels/host.py, search/priors.mogo_values; equal by test), and, on a GPU
+        machine, not queued behind the device's playouts."""
+        cpu = jax.devices("cpu")[0]
+        blocks = []
+        for i in range(0, len(boards), VERDICT_BLOCK):
+            block = boards[i:i + VERDICT_BLOCK]
+            with jax.default_device(cpu):
+                _, v = prepare_round(numpy_fields(block + [block[0]] * (VERDICT_BLOCK - len(block))),
+                                     self.with_prior, self.with_pattern)
+            blocks.append(jax.tree.map(lambda x, n=len(block): x[:n], jax.device_get(v)))
+        if len(blocks) == 1:
+            return blocks[0]
+        return LeafVerdicts(*(None if f[0] is None else np.concatenate(f) for f in zip(*blocks)))
 
     def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
         """Start one round (asynchronously; `jax.device_get` the result to wait for it).

@@ -20,10 +20,11 @@ credits and the refresh of the touched values are one call each.  Each round's l
 (legal masks, MoGo codes) come back ahead of its playouts, and the next round starts by giving
 that round's new nodes their priors from them (`_ready`), so its descents find them ready.  What
 stays a Python loop is per leaf: playing the leaf's move on a copy of its host board and its
-superko check; and the priors of nodes a descent reaches that an earlier descent of the same
-round made, which the host computes from its boards (`in_flight`: such a descent may instead
-take the parent's next best action, or stop there; `waves`: the round's descents in waves, the
-device giving each wave's new nodes their verdicts before the next; bench/results/forest/README.md).
+superko check.  A node that a descent reaches after an earlier descent of the same round made
+it has no verdicts yet: the descent gets them from compiled code on the host's CPU
+(Simulator.verdicts_now; `in_flight`: such a descent may instead take the parent's next best
+action, or stop there; `waves`: the round's descents in waves, the device giving each wave's
+new nodes their verdicts before the next; bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.

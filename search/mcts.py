@@ -359,13 +359,8 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     cand = list(first_leaf.values())
     fresh = last[cand]
     fresh_rows = _leaf_rows(leaves, starts)[cand]
-    new_boards = [flat[i].board for i in cand]
-    mask = np.asarray(legal[fresh_rows], bool)  # copied: the superko repeats come off
-    captures = (mask & capture[fresh_rows]).any(1).tolist()
-    for i, board in enumerate(new_boards):  # most positions: no capture, and no plain move can repeat
-        if captures[i] or not board.plain_moves_are_new():
-            mask[i, list(board.superko_repeats(mask[i], capture[fresh_rows[i]]))] = False
-    set_legal_rows(store, fresh, new_boards, mask, first.tree.pass_always)
+    _legal_from(store, fresh, [flat[i].board for i in cand], legal[fresh_rows], capture[fresh_rows],
+                first.tree.pass_always)
     cold = ~store.initialised[fresh]
     fresh, fresh_rows = fresh[cold], fresh_rows[cold]
     if len(fresh) and first._batch_priors(codes):
@@ -373,6 +368,19 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
                           None if patterns is None else patterns[fresh_rows])
         if refresh_now:
             refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
+
+
+def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray, capture: np.ndarray,
+                pass_always: bool) -> None:
+    """The legal masks of store `nodes` (positions `boards`) from the device's masks (bool
+    [len(nodes), P]: legal under simple ko, and capturing), less the superko repeats, which
+    only captures or plain moves that recreate a position can make."""
+    mask = np.array(legal, bool)  # a copy: the superko repeats come off
+    captures = (mask & capture).any(1).tolist()
+    for i, board in enumerate(boards):  # most positions: no capture, and no plain move can repeat
+        if captures[i] or not board.plain_moves_are_new():
+            mask[i, list(board.superko_repeats(mask[i], capture[i]))] = False
+    set_legal_rows(store, nodes, boards, mask, pass_always)
 
 
 def _leaf_rows(leaves: list[list[Leaf]], starts: list[int]) -> np.ndarray:
@@ -527,9 +535,15 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
         for j, n in zip(which.tolist(), nodes.tolist()):
             searches[j]._initialise(n - int(offs[j]))
         return
-    for j, n in zip(which.tolist(), nodes.tolist()):
-        searches[j].tree.ensure_legal(n - int(offs[j]))
-    priors.initialise(store, nodes, params)
+    # Their verdicts from compiled code on the host's CPU (Simulator.verdicts_now), as the device
+    # gives a round's new nodes theirs: the same legal masks and priors as the host twin's.
+    boards = [store.boards[n] for n in nodes.tolist()]
+    v = searches[0].simulator.verdicts_now(boards)
+    bare = np.flatnonzero(~store.legal_ready[nodes])
+    if bare.size:
+        _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
+                    searches[0].tree.pass_always)
+    priors.initialise(store, nodes, params, v.prior, v.pattern)
     refresh(store, nodes, params, np.stack([searches[j]._jitter for j in which.tolist()]))
 
 

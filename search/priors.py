@@ -23,8 +23,10 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
 The features come from the device when they can (kernels/policy.prior_codes): a new node's
 position is the start of its leaf's playouts, so the round that plays them returns the prior's
 verdicts (ahead of the playouts: search/device.prepare_round), and the host only reads ladders.
-A node that a descent reaches before they are back (the root, or a node made earlier in the same
-round) gets the host version, `mogo_values` (equal, by test).  `initialise` is the one entry.
+A node that a descent reaches before they are back gets them from the same compiled code run on
+the host's CPU (a forest's nodes made earlier in the same round: search/device.Simulator.
+verdicts_now) or the host version, `mogo_values` (the root; a lone search's nodes), equal by
+test.  `initialise` is the one entry.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from gojax.kernels.geometry import BLACK
 from gojax.kernels.host import Board
 from gojax.kernels.patterns import neighbourhood_indices
 from gojax.search import priors
+from gojax.search.device import Simulator
 from gojax.search.forest import Forest
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
@@ -29,21 +30,26 @@ def positions():
 
 @contextlib.contextmanager
 def host_priors():
-    """The nodes given their prior on the host (no device verdicts) inside the block, a list
-    per call of priors.initialise."""
+    """The nodes given their prior before their round's verdicts were back, inside the block: on
+    the host (priors.initialise without device verdicts: the nodes, a list per call) or from
+    Simulator.verdicts_now (a forest's descents: the boards' places in the call, a list per call)."""
     from gojax.search import priors
-    original, calls = priors.initialise, []
+    original, now, calls = priors.initialise, Simulator.verdicts_now, []
 
     def spy(tree, nodes, p, codes=None, patterns=None):
         if codes is None:
             calls.append(list(nodes))
         return original(tree, nodes, p, codes, patterns)
 
-    priors.initialise = spy
+    def spy_now(self, boards):
+        calls.append(list(range(len(boards))))
+        return now(self, boards)
+
+    priors.initialise, Simulator.verdicts_now = spy, spy_now
     try:
         yield calls
     finally:
-        priors.initialise = original
+        priors.initialise, Simulator.verdicts_now = original, now
 
 
 def summary(r):
@@ -261,3 +267,22 @@ def test_shape_priors_from_the_devices_neighbourhoods_equal_the_hosts(prior):
     got = priors._heuristic(tree, nodes, rows, acts, params, None, near)
     np.testing.assert_array_equal(got, want)
     assert point.sum() > 100
+
+
+def test_verdicts_now_give_what_the_host_twin_gives():
+    """The verdicts a forest's descents ask for mid-round (nodes of the round itself), from
+    compiled code on the host's CPU in blocks of 8: each board's legal points (simple ko) and
+    MoGo values as the host twin computes them, for more boards than one block holds."""
+    boards = []
+    for moves in (["D4", "C4", "E4", "D5", "D3"], ["C3", "E5", "D4", "pass"], ["B2", "B3", "C2", "C3"]):
+        b = Board(7)
+        for v in moves:
+            b.play(None if v == "pass" else b.geometry.from_gtp(v))
+        boards.append(b)
+    boards = (positions() + boards) * 2  # 12 boards: two blocks
+    v = Simulator(SearchParams()).verdicts_now(boards)
+    assert v.legal.shape == v.prior.shape == (12, 49)
+    for i, b in enumerate(boards):
+        points = b.legal_points(superko=False)
+        assert np.flatnonzero(v.legal[i]).tolist() == points
+        np.testing.assert_array_equal(priors.values_from_codes(b, points, v.prior[i]), priors.mogo_values(b, points))
