@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The forest's GPU figures alone, for a lent machine with little device time left (the full set
+# is bench/gpu_suite.sh): G = 256 from real games at K = 4 (against another checkout, when BASE
+# names one), with --waves 4 and at K = 8; `gojax analyze` in one and in four processes; the
+# host's own cost per leaf on this machine's core.  Usage:
+#
+#     OUT=/tmp/gpu [BASE=DIR] bash bench/gpu_forest.sh [quick]
+#
+# quick: tiny sizes, to check the script on a CPU before spending device time.
+# BASE: a checkout of an earlier commit (`git archive COMMIT | tar -x -C DIR`), timed in the same
+# call, alternating with this one: machines of one kind differ by more than a host change is
+# worth (results/gpu_h100_3/README.md).  Figures land in $OUT/forest.log.
+set -u
+OUT=${OUT:-gpu_out}
+mkdir -p "$OUT"
+source "$(dirname "$0")/gpu_env.sh"
+LOG=$OUT/forest.log
+step() {  # step SECONDS NAME COMMAND...
+  local limit=$1 name=$2; shift 2
+  echo "=== $name ($(date +%T))" | tee -a "$LOG"
+  timeout "$limit" "$@" 2>&1 | tee -a "$LOG" | grep -v '%|' | tail -4
+  echo "=== $name: rc ${PIPESTATUS[0]}" | tee -a "$LOG"
+}
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; git log --oneline -1 2>/dev/null;
+  $PY -c "import jax; print('jax', jax.__version__, jax.devices())"; } 2>&1 | tee -a "$LOG"
+GAMES=bench/results/strength/pachi_3000_m25/games
+if [ "${1:-}" = quick ]; then G=4; S=64; else G=256; S=1000; fi
+forest() {  # forest NAME CHECKOUT EXTRA...: a G = 256 forest from real games
+  local name=$1 dir=$2; shift 2
+  step 120 "$name" env PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" $PY -m gojax bench --search --trees $G --board 9 \
+    --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --repeats 3 --no-progress --json "$@"
+}
+if [ -n "${BASE:-}" ]; then
+  for i in 1 2; do
+    forest "G=$G real games, this checkout ($i)" "$PWD" --simulations $S
+    forest "G=$G real games, BASE ($i)" "$BASE" --simulations $S
+  done
+else
+  forest "G=$G real games" "$PWD" --simulations $S
+fi
+forest "G=$G real games waves=4" "$PWD" --simulations $S --waves 4
+forest "G=$G real games K=8" "$PWD" --simulations $((2 * S)) --playouts-per-leaf 8
+# Many searches over processes: one forest's host thread leaves the GPU mostly idle.
+for j in 1 4; do
+  rm -f "/tmp/analyze_j$j.jsonl"
+  step 150 "analyze 269 positions G=64 jobs=$j" bash -c "time $PY -m gojax analyze $GAMES/game00{01,07,09,11}.sgf \
+    --simulations $S --trees 64 --jobs $j --no-progress --out /tmp/analyze_j$j.jsonl"
+done
+md5sum /tmp/analyze_j*.jsonl 2>&1 | tee -a "$LOG"  # the same rows either way
+step 120 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $S --replays 3
+echo "forest done $(date +%T)" | tee -a "$LOG"
