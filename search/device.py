@@ -22,6 +22,7 @@ host every iteration); the wait needs another, or the next dispatch would queue 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import time
 from typing import NamedTuple
@@ -100,6 +101,16 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
 VERDICT_BLOCK = 8
 
 
+@functools.cache
+def _cpu_device():
+    """The host's CPU as a JAX device; None where JAX runs without its CPU backend
+    (JAX_PLATFORMS=cuda): `verdicts_now` then runs on the default device."""
+    try:
+        return jax.devices("cpu")[0]
+    except RuntimeError:
+        return None
+
+
 class Submitted(NamedTuple):
     """A round on its way: futures of its LeafVerdicts (None unless asked for) and its result."""
     verdicts: concurrent.futures.Future | None
@@ -152,11 +163,11 @@ class Simulator:
         VERDICT_BLOCK rows: compiled code several times faster than the host twin's Python
         verdicts (kernels/host.py, search/priors.mogo_values; equal by test), and, on a GPU
         machine, not queued behind the device's playouts."""
-        cpu = jax.devices("cpu")[0]
+        cpu = _cpu_device()
         blocks = []
         for i in range(0, len(boards), VERDICT_BLOCK):
             block = boards[i:i + VERDICT_BLOCK]
-            with jax.default_device(cpu):
+            with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
                 _, v = prepare_round(numpy_fields(block + [block[0]] * (VERDICT_BLOCK - len(block))),
                                      self.with_prior, self.with_pattern)
             blocks.append(jax.tree.map(lambda x, n=len(block): x[:n], jax.device_get(v)))
