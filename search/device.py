@@ -35,6 +35,7 @@ from gojax.kernels import policy, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from gojax.kernels.state import geometry_of, numpy_fields, with_placeholder_chains
+from gojax.search import shape
 from gojax.search.params import SearchParams
 
 
@@ -60,19 +61,38 @@ class LeafVerdicts(NamedTuple):
     # int32 [G * L, P]  each point's 3x3 neighbourhood index, colours as they lie
     # (kernels/policy.pattern_index); None unless the prior reads shapes
     pattern: np.ndarray | None = None
+    # float32 [G * L, P]  the shape prior's log-strength of each point before its MoGo verdict
+    # (search/shape.ShapeModel.point_tables); None unless the prior reads shapes (and its model
+    # has no diamonds)
+    shape: np.ndarray | None = None
 
 
 @functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
-def prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False):
+def prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
     with their chains, and their LeafVerdicts: a small call of its own, so that its answer comes
-    back while the playouts of the same boards still run."""
+    back while the playouts of the same boards still run.  shape_tables: the shape model's
+    ShapeModel.point_tables (device arrays), or None."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
-    cells = jnp.asarray(geometry_of(states).point_to_cell)
-    pattern = jax.vmap(lambda s: policy.pattern_index(s.color, cells))(states) if with_pattern else None
+    g = geometry_of(states)
+    cells = jnp.asarray(g.point_to_cell)
+    pattern = None
+    if with_pattern or shape_tables is not None:
+        pattern = jax.vmap(lambda s: policy.pattern_index(s.color, cells))(states)
+    shape = None
+    if shape_tables is not None:  # summed in ShapeModel.log_strength's order: the host's numbers
+        by_pattern, by_line, by_last, by_prev = shape_tables
+        to_point = jnp.asarray(g.cell_to_point)
+
+        def row(cell):  # a move's row of the distance tables: its point, or P for none / a pass
+            p = to_point[cell]
+            return jnp.where(p < 0, g.num_points, p)
+        mover = states.to_play.astype(jnp.int32) - 1
+        shape = (by_pattern[mover[:, None], pattern] + by_line[None, :] + by_last[row(fields["last"])]
+                 + by_prev[row(fields["prev"])])
     return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
-                                pattern)
+                                pattern if with_pattern else None, shape)
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
@@ -129,6 +149,8 @@ class Simulator:
         self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
         self.with_prior = params.uses_mogo_verdicts
         self.with_pattern = params.uses_shapes
+        self.shape_model = params.shape_model if params.uses_shapes else None
+        self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         # The CMC tables feed each round into the next: one device, calls in order.
         self.devices = 1 if self.config.cmc_prob > 0 else jax.device_count()
         self.cmc = None
@@ -154,7 +176,8 @@ class Simulator:
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
         padded = boards + [boards[0]] * (rows - len(boards))
-        _, verdicts = prepare_round(numpy_fields(padded), self.with_prior, self.with_pattern)
+        _, verdicts = prepare_round(numpy_fields(padded), self.with_prior, self.with_pattern,
+                                    self.shape_tables(boards[0].size))
         return jax.device_get(verdicts)
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
@@ -169,7 +192,7 @@ class Simulator:
             block = boards[i:i + VERDICT_BLOCK]
             with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
                 _, v = prepare_round(numpy_fields(block + [block[0]] * (VERDICT_BLOCK - len(block))),
-                                     self.with_prior, self.with_pattern)
+                                     self.with_prior, self.with_pattern, self.shape_tables(block[0].size, cpu))
             blocks.append(jax.tree.map(lambda x, n=len(block): x[:n], jax.device_get(v)))
         if len(blocks) == 1:
             return blocks[0]
@@ -208,7 +231,8 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern)
+        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern,
+                                         self.shape_tables(boards[0].size))
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -216,6 +240,24 @@ class Simulator:
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=verdicts.prior)
+
+    def shape_tables(self, size: int, device=None):
+        """The shape prior's ShapeModel.point_tables for `size`, kept on `device` (None: the
+        default device) after the first call; None where the prior reads no shapes or its model
+        has diamonds (the host computes those)."""
+        if self.shape_model is None:
+            return None
+        key = (size, device)
+        if key not in self._shape_tables:
+            model = shape.load_model(self.shape_model)
+            self._shape_tables[key] = None if model.uses_diamond else \
+                tuple(jax.device_put(t, device) for t in model.point_tables(size))
+        return self._shape_tables[key]
+
+    def shapes_for(self, params: SearchParams, verdicts: LeafVerdicts):
+        """verdicts.shape where it is the prior of searches with `params` (their shape model is
+        this simulator's; a forest may hold trees of other models), else None."""
+        return verdicts.shape if params.uses_shapes and params.shape_model == self.shape_model else None
 
     def _cmc_tables(self, size: int):
         if self.cmc is None or self._cmc_size != size:

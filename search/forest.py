@@ -224,7 +224,8 @@ class Forest:
         t0 = time.perf_counter()
         for members, starts in self._rows(wave, n):
             ready_new_nodes([self.searches[t] for t in members], [wave[t] for t in members], starts,
-                            v.legal, v.capture, v.prior, patterns=v.pattern)
+                            v.legal, v.capture, v.prior, patterns=v.pattern,
+                            shapes=self.simulator.shapes_for(self.searches[members[0]].params, v))
         run.host += time.perf_counter() - t0
 
     def _groups(self, trees: list[int]) -> dict:
@@ -256,7 +257,8 @@ class Forest:
         t0 = time.perf_counter()
         for members, starts in self._rows(round_.leaves, self.params.leaves):
             ready_new_nodes([self.searches[t] for t in members], [round_.leaves[t] for t in members], starts,
-                            v.legal, v.capture, v.prior, patterns=v.pattern)
+                            v.legal, v.capture, v.prior, patterns=v.pattern,
+                            shapes=self.simulator.shapes_for(self.searches[members[0]].params, v))
         run.host += time.perf_counter() - t0
 
     def _rows(self, leaves: list, per_tree: int):

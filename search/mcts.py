@@ -334,13 +334,14 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
 
 def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], legal: np.ndarray,
                     capture: np.ndarray, codes: np.ndarray | None, refresh_now: bool = True,
-                    patterns: np.ndarray | None = None) -> None:
+                    patterns: np.ndarray | None = None, shapes: np.ndarray | None = None) -> None:
     """Give the new nodes of a round's leaves (rows as in `back_up_trees`) their legal moves (the
     device's masks `legal`, bool [rows, P], less the superko repeats, which only `capture`d
     points or plain moves that recreate a position can make) and, but under the grandfather
     prior, their priors (the device's MoGo verdicts `codes`, int8 [rows, P], where the prior
-    uses them; and the 3x3 neighbourhoods `patterns`, int32 [rows, P], where the shape prior
-    reads them: None, the host finds them) and, with `refresh_now`, their values.  Nodes
+    uses them; and the 3x3 neighbourhoods `patterns`, int32 [rows, P], and partial shape
+    strengths `shapes`, float32 [rows, P] (LeafVerdicts.shape), where the shape prior reads
+    them: None, the host finds them) and, with `refresh_now`, their values.  Nodes
     already given them are left alone.  The forest calls it with a round's verdicts before the
     playouts end (verdicts_ahead), the backup with the playouts' result."""
     store, offs = _store(searches)
@@ -365,7 +366,8 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
     fresh, fresh_rows = fresh[cold], fresh_rows[cold]
     if len(fresh) and first._batch_priors(codes):
         priors.initialise(store, fresh, first.params, None if codes is None else codes[fresh_rows],
-                          None if patterns is None else patterns[fresh_rows])
+                          None if patterns is None else patterns[fresh_rows],
+                          None if shapes is None else shapes[fresh_rows])
         if refresh_now:
             refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
 
@@ -538,12 +540,13 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
     # Their verdicts from compiled code on the host's CPU (Simulator.verdicts_now), as the device
     # gives a round's new nodes theirs: the same legal masks and priors as the host twin's.
     boards = [store.boards[n] for n in nodes.tolist()]
-    v = searches[0].simulator.verdicts_now(boards)
+    simulator = searches[0].simulator
+    v = simulator.verdicts_now(boards)
     bare = np.flatnonzero(~store.legal_ready[nodes])
     if bare.size:
         _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
                     searches[0].tree.pass_always)
-    priors.initialise(store, nodes, params, v.prior, v.pattern)
+    priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v))
     refresh(store, nodes, params, np.stack([searches[j]._jitter for j in which.tolist()]))
 
 

@@ -22,7 +22,9 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
 
 The features come from the device when they can (kernels/policy.prior_codes): a new node's
 position is the start of its leaf's playouts, so the round that plays them returns the prior's
-verdicts (ahead of the playouts: search/device.prepare_round), and the host only reads ladders.
+verdicts (ahead of the playouts: search/device.prepare_round) and, for the shape prior, each
+point's strength before its verdict (search/shape.ShapeModel.point_tables on the device), and
+the host only reads ladders and takes each node's softmax.
 A node that a descent reaches before they are back gets them from the same compiled code run on
 the host's CPU (a forest's nodes made earlier in the same round: search/device.Simulator.
 verdicts_now) or the host version, `mogo_values` (the root; a lone search's nodes), equal by
@@ -114,7 +116,7 @@ def _from_codes(c: np.ndarray, board_of, points: np.ndarray) -> np.ndarray:
 
 
 def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None = None,
-               patterns: np.ndarray | None = None) -> None:
+               patterns: np.ndarray | None = None, shapes: np.ndarray | None = None) -> None:
     """Add the heuristic's virtual experience to the nodes' action statistics (eq. 48-52): the
     one way a prior enters the tree.  Every node must have its legal mask.
 
@@ -132,7 +134,7 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
         return
     legal = tree.legal[nodes]
     rows, acts = np.nonzero(legal)
-    h = _heuristic(tree, nodes, rows, acts, params, codes, patterns)
+    h = _heuristic(tree, nodes, rows, acts, params, codes, patterns, shapes)
     m = params.prior_equiv
     at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
@@ -193,9 +195,10 @@ def experience(tree: Tree, node: int, params: SearchParams) -> tuple[np.ndarray,
 
 
 def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, params: SearchParams,
-               codes: np.ndarray | None, patterns: np.ndarray | None = None) -> np.ndarray:
-    """H (the mover's view, float32) of each legal (node row, action) pair; `codes` and
-    `patterns` as `initialise` takes them."""
+               codes: np.ndarray | None, patterns: np.ndarray | None = None,
+               shapes: np.ndarray | None = None) -> np.ndarray:
+    """H (the mover's view, float32) of each legal (node row, action) pair; `codes`, `patterns`
+    and `shapes` as `initialise` takes them."""
     p = tree.pass_action
     h = np.full(len(acts), NEUTRAL, np.float32)
     if params.prior == "grandfather":
@@ -211,10 +214,11 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
             at = nodes[rp]
             hp = _from_codes(codes[rp, ap], lambda k: tree.boards[at[k]], ap)
         near = None if patterns is None else patterns[rp, ap]
+        partial = None if shapes is None else shapes[rp, ap]
         if params.prior == "shape" and len(hp):
-            hp = _keep_verdicts(_shape_values(tree, nodes, rp, ap, hp, params, near=near), hp, params)
+            hp = _keep_verdicts(_shape_values(tree, nodes, rp, ap, hp, params, near=near, partial=partial), hp, params)
         elif params.prior == "shape_wins" and len(hp):
-            hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near)
+            hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near, partial=partial)
         h[point] = hp
         h[~point] = np.where(_after_pass(tree, nodes)[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
     return h
@@ -244,17 +248,22 @@ def _grandfather(tree: Tree, node: int, legal: np.ndarray, params: SearchParams)
 
 
 def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray, verdict: np.ndarray,
-                  params: SearchParams, probabilities: bool = False, near: np.ndarray | None = None) -> np.ndarray:
+                  params: SearchParams, probabilities: bool = False, near: np.ndarray | None = None,
+                  partial: np.ndarray | None = None) -> np.ndarray:
     """The shape prior's H for candidate (rows, acts) of `nodes`, given their MoGo verdicts
-    (and their 3x3 neighbourhood indices `near`, from the device; None: read off the boards):
-    features for all the nodes' candidates at once, then a softmax per node (search/shape.py);
-    with `probabilities`, the softmax's p itself."""
-    last, prev = _last_moves(tree, nodes)
+    (and from the device, where given: their 3x3 neighbourhood indices `near`, or their
+    strengths before the verdict `partial`; None: read off the boards and the tree): features
+    for all the nodes' candidates at once, then a softmax per node (search/shape.py); with
+    `probabilities`, the softmax's p itself."""
     model = shape.load_model(params.shape_model)
-    stones = np.stack([tree.boards[n].stones for n in nodes]) if near is None or model.uses_diamond else None
-    feats = shape.candidate_features(stones, tree.size, tree.to_play[nodes], last, prev, rows, acts, verdict,
-                                     model.uses_diamond, near)
-    ls = model.log_strength(feats)
+    if partial is not None and not model.uses_diamond:
+        ls = model.with_verdicts(partial, verdict)
+    else:
+        last, prev = _last_moves(tree, nodes)
+        stones = np.stack([tree.boards[n].stones for n in nodes]) if near is None or model.uses_diamond else None
+        feats = shape.candidate_features(stones, tree.size, tree.to_play[nodes], last, prev, rows, acts, verdict,
+                                         model.uses_diamond, near)
+        ls = model.log_strength(feats)
     if probabilities:
         return shape.grouped_probs(ls, rows, len(nodes))
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)

@@ -196,6 +196,23 @@ class ShapeModel:
             out = out + self.log_gamma[5][diamond_rows(self.diamonds, feats[..., 5])]
         return out
 
+    def point_tables(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The first four groups' log-gammas laid out per point, for a device that sums them at
+        every point of many positions (search/device.prepare_round): float32 [2, 65536] by side
+        to move and 3x3 neighbourhood index as it lies (kernels/policy.pattern_index), [P] by
+        point, [P + 1, P] by the last move's point (row P: none or a pass) and point, the same
+        for the previous move.  Not for a model with diamonds."""
+        line, _, _ = _line_and_coords(size)
+        dist = _distance_table(size)
+        lg = self.log_gamma
+        return lg[0][mover_classes()], lg[1][line], lg[2][dist], lg[3][dist]
+
+    def with_verdicts(self, partial: np.ndarray, verdict: np.ndarray) -> np.ndarray:
+        """`log_strength` from the sum of the first four groups' log-gammas (`point_tables`,
+        summed in GROUPS order as log_strength sums them: the same float32 numbers) and the
+        candidates' MoGo values (0 / 0.5 / 1)."""
+        return partial + self.log_gamma[4][np.rint(np.asarray(verdict, np.float32) * 2).astype(np.int32).clip(0, 2)]
+
     def values(self, feats: np.ndarray, candidates: np.ndarray, temperature: float = 1.0) -> np.ndarray:
         """H for the candidate points (int [n]) of one position, given every point's features."""
         ls = self.log_strength(feats[candidates])

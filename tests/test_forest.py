@@ -36,10 +36,10 @@ def host_priors():
     from gojax.search import priors
     original, now, calls = priors.initialise, Simulator.verdicts_now, []
 
-    def spy(tree, nodes, p, codes=None, patterns=None):
+    def spy(tree, nodes, p, codes=None, patterns=None, shapes=None):
         if codes is None:
             calls.append(list(nodes))
-        return original(tree, nodes, p, codes, patterns)
+        return original(tree, nodes, p, codes, patterns, shapes)
 
     def spy_now(self, boards):
         calls.append(list(range(len(boards))))
@@ -251,8 +251,9 @@ def test_the_verdicts_ahead_are_the_rounds_own():
 
 @pytest.mark.parametrize("prior", ["shape", "shape_wins"])
 def test_shape_priors_from_the_devices_neighbourhoods_equal_the_hosts(prior):
-    """A new node's shape prior from the device's neighbourhood indices (the round's verdicts)
-    is the one the host computes from the node's board, for Black and White to move."""
+    """A new node's shape prior from the device's neighbourhood indices, or from its partial
+    strengths (the round's verdicts), is the one the host computes from the node's board and
+    the tree, bit for bit, for Black and White to move."""
     params = SearchParams(leaves=4, playouts_per_leaf=2, prior=prior)
     search = Search(positions()[2], params)
     search.run(simulations=96, stop_early=False)
@@ -267,6 +268,10 @@ def test_shape_priors_from_the_devices_neighbourhoods_equal_the_hosts(prior):
     got = priors._heuristic(tree, nodes, rows, acts, params, None, near)
     np.testing.assert_array_equal(got, want)
     assert point.sum() > 100
+    v = Simulator(params).verdicts_now(boards)
+    assert v.shape is not None and v.shape.dtype == np.float32
+    codes = priors._heuristic(tree, nodes, rows, acts, params, v.prior, v.pattern, v.shape)
+    np.testing.assert_array_equal(codes, want)
 
 
 def test_verdicts_now_give_what_the_host_twin_gives():
