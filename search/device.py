@@ -116,8 +116,8 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
     return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
 
 
-# Rows of one `Simulator.verdicts_now` call: one shape to compile (the lone search's round shape
-# at the default L = 8, already compiled where the device is the CPU).
+# Rows of one `Simulator.verdicts_now` call: one shape to compile (at warm-up); the calls serve
+# one or two boards each (bench/results/forest/README.md).
 VERDICT_BLOCK = 8
 
 
