@@ -40,12 +40,6 @@ else
 fi
 forest "G=$G real games waves=4" "$PWD" --simulations $S --waves 4
 forest "G=$G real games K=8" "$PWD" --simulations $((2 * S)) --playouts-per-leaf 8
-# Many searches over processes: one forest's host thread leaves the GPU mostly idle.
-for j in 1 4; do
-  rm -f "/tmp/analyze_j$j.jsonl"
-  step 150 "analyze 269 positions G=64 jobs=$j" bash -c "time $PY -m gojax analyze $GAMES/game00{01,07,09,11}.sgf \
-    --simulations $S --trees 64 --jobs $j --no-progress --out /tmp/analyze_j$j.jsonl"
-done
-md5sum /tmp/analyze_j*.jsonl 2>&1 | tee -a "$LOG"  # the same rows either way
+analyze_jobs $S 150  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
 step 120 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $S --replays 3
 echo "forest done $(date +%T)" | tee -a "$LOG"

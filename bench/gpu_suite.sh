@@ -51,13 +51,7 @@ step 150 "forest 9x9 G=256 real games waves=4" $PY -m gojax bench --search --tre
   --simulations $FOREST_SIMS --waves 4 --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 \
   --no-progress --json
 step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $FOREST_SIMS --replays 3
-# Many searches over processes: one forest's host thread leaves the GPU mostly idle (gojax analyze --jobs).
-for j in 1 4; do
-  rm -f "/tmp/analyze_j$j.jsonl"
-  step 200 "analyze 269 positions G=64 jobs=$j" bash -c "time $PY -m gojax analyze $GAMES/game00{01,07,09,11}.sgf \
-    --simulations $FOREST_SIMS --trees 64 --jobs $j --no-progress --out /tmp/analyze_j$j.jsonl"
-done
-md5sum /tmp/analyze_j*.jsonl 2>&1 | tee -a "$LOG"  # the same rows either way
+analyze_jobs $FOREST_SIMS 200  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
 
 # The device's ceiling at the forests' batches (G x L x K playouts per call, MoGo policy):
 # G = 64 and 256 at K = 4, and 256 at K = 8.
