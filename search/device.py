@@ -59,7 +59,7 @@ class LeafVerdicts(NamedTuple):
     capture: np.ndarray  # bool [G * L, P]  those of them that capture (the host checks superko there)
     prior: np.ndarray | None  # int8 [G * L, P]  kernels/policy.prior_codes; None without the MoGo verdicts
     # int32 [G * L, P]  each point's 3x3 neighbourhood index, colours as they lie
-    # (kernels/policy.pattern_index); None unless the prior reads shapes
+    # (kernels/policy.pattern_index); None unless the prior reads shapes with a diamond model
     pattern: np.ndarray | None = None
     # float32 [G * L, P]  the shape prior's log-strength of each point before its MoGo verdict
     # (search/shape.ShapeModel.point_tables); None unless the prior reads shapes (and its model
@@ -148,8 +148,11 @@ class Simulator:
         self.config = config or params.playout_config()
         self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
         self.with_prior = params.uses_mogo_verdicts
-        self.with_pattern = params.uses_shapes
-        self.shape_model = params.shape_model if params.uses_shapes else None
+        # The shape prior's sums come from the device (LeafVerdicts.shape) unless its model has
+        # diamonds: the host then needs each point's 3x3 neighbourhood (LeafVerdicts.pattern).
+        sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
+        self.shape_model = params.shape_model if sums else None
+        self.with_pattern = params.uses_shapes and not sums
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         # The CMC tables feed each round into the next: one device, calls in order.
         self.devices = 1 if self.config.cmc_prob > 0 else jax.device_count()
@@ -175,9 +178,7 @@ class Simulator:
         """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
-        padded = boards + [boards[0]] * (rows - len(boards))
-        _, verdicts = prepare_round(numpy_fields(padded), self.with_prior, self.with_pattern,
-                                    self.shape_tables(boards[0].size))
+        _, verdicts = self._prepare(boards + [boards[0]] * (rows - len(boards)))
         return jax.device_get(verdicts)
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
@@ -191,8 +192,7 @@ class Simulator:
         for i in range(0, len(boards), VERDICT_BLOCK):
             block = boards[i:i + VERDICT_BLOCK]
             with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
-                _, v = prepare_round(numpy_fields(block + [block[0]] * (VERDICT_BLOCK - len(block))),
-                                     self.with_prior, self.with_pattern, self.shape_tables(block[0].size, cpu))
+                _, v = self._prepare(block + [block[0]] * (VERDICT_BLOCK - len(block)), cpu)
             blocks.append(jax.tree.map(lambda x, n=len(block): x[:n], jax.device_get(v)))
         if len(blocks) == 1:
             return blocks[0]
@@ -231,8 +231,7 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        states, verdicts = prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern,
-                                         self.shape_tables(boards[0].size))
+        states, verdicts = self._prepare(boards)
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -241,17 +240,21 @@ class Simulator:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=verdicts.prior)
 
+    def _prepare(self, boards: list[Board], device=None):
+        """prepare_round of `boards` (padded by the caller) with this simulator's verdicts, the
+        shape tables on `device` (None: the default device, where the call runs)."""
+        return prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern,
+                             self.shape_tables(boards[0].size, device))
+
     def shape_tables(self, size: int, device=None):
         """The shape prior's ShapeModel.point_tables for `size`, kept on `device` (None: the
-        default device) after the first call; None where the prior reads no shapes or its model
-        has diamonds (the host computes those)."""
+        default device) after the first call; None where the device sums no shapes."""
         if self.shape_model is None:
             return None
         key = (size, device)
         if key not in self._shape_tables:
             model = shape.load_model(self.shape_model)
-            self._shape_tables[key] = None if model.uses_diamond else \
-                tuple(jax.device_put(t, device) for t in model.point_tables(size))
+            self._shape_tables[key] = tuple(jax.device_put(t, device) for t in model.point_tables(size))
         return self._shape_tables[key]
 
     def shapes_for(self, params: SearchParams, verdicts: LeafVerdicts):

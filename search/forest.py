@@ -222,10 +222,7 @@ class Forest:
         v = self.simulator.verdicts([leaf.board for t in played for leaf in wave[t]], _bucket(len(played)) * n)
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        for members, starts in self._rows(wave, n):
-            ready_new_nodes([self.searches[t] for t in members], [wave[t] for t in members], starts,
-                            v.legal, v.capture, v.prior, patterns=v.pattern,
-                            shapes=self.simulator.shapes_for(self.searches[members[0]].params, v))
+        self._give_verdicts(wave, n, v)
         run.host += time.perf_counter() - t0
 
     def _groups(self, trees: list[int]) -> dict:
@@ -255,11 +252,16 @@ class Forest:
         v = round_.call.verdicts.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        for members, starts in self._rows(round_.leaves, self.params.leaves):
-            ready_new_nodes([self.searches[t] for t in members], [round_.leaves[t] for t in members], starts,
+        self._give_verdicts(round_.leaves, self.params.leaves, v)
+        run.host += time.perf_counter() - t0
+
+    def _give_verdicts(self, leaves: list, per_tree: int, v) -> None:
+        """The new nodes among `leaves` (a round's or a wave's, `per_tree` rows a tree in their
+        call) given their legal moves and priors from that call's LeafVerdicts `v`."""
+        for members, starts in self._rows(leaves, per_tree):
+            ready_new_nodes([self.searches[t] for t in members], [leaves[t] for t in members], starts,
                             v.legal, v.capture, v.prior, patterns=v.pattern,
                             shapes=self.simulator.shapes_for(self.searches[members[0]].params, v))
-        run.host += time.perf_counter() - t0
 
     def _rows(self, leaves: list, per_tree: int):
         """The groups of trees with `leaves` (a round's, or a wave's), each with its trees' first

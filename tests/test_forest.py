@@ -15,6 +15,7 @@ from gojax.search.device import Simulator
 from gojax.search.forest import Forest
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
+from gojax.search.shape import DEFAULT_MODEL
 from gojax.search.tree import TreeStack
 
 
@@ -241,8 +242,12 @@ def test_the_verdicts_ahead_are_the_rounds_own():
     g = positions()[2].geometry
     assert v.legal[2, g.from_gtp("D4")] == 0 and v.legal[2, g.from_gtp("A1")] == 1  # C3 E5 D4: D4 taken
     assert sim.submit(rows, np.zeros((2, 2), np.uint32), [2, 2]).verdicts is None
-    # The shape prior reads each point's 3x3 neighbourhood off them: the host's index, colours
-    # as they lie (every point, empty or not, so the padded rows too).
+    # The default shape prior's sums come with them; a model with diamonds reads each point's
+    # 3x3 neighbourhood off them instead: the host's index, colours as they lie (every point,
+    # empty or not, so the padded rows too).
+    assert v.shape is not None and v.pattern is None
+    diamond = Simulator(dataclasses.replace(params, shape_model=str(DEFAULT_MODEL.with_name("shape9_diamond.npz"))))
+    v = diamond.submit(rows, np.zeros((2, 2), np.uint32), [1, 1], ahead=True).verdicts.result()
     boards = [b for bs in rows for b in bs + [bs[0]] * (4 - len(bs))]
     np.testing.assert_array_equal(v.pattern, neighbourhood_indices(np.stack([b.stones for b in boards]), 7, BLACK))
     assert Simulator(dataclasses.replace(params, prior="mogo")).submit(rows, np.zeros((2, 2), np.uint32), [1, 1],
