@@ -67,8 +67,7 @@ class LeafVerdicts(NamedTuple):
     shape: np.ndarray | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
-def prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None):
+def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
     with their chains, and their LeafVerdicts: a small call of its own, so that its answer comes
     back while the playouts of the same boards still run.  shape_tables: the shape model's
@@ -95,6 +94,15 @@ def prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, sh
                                 pattern if with_pattern else None, shape)
 
 
+prepare_round = jax.jit(_prepare_round, static_argnames=("with_prior", "with_pattern"))
+
+
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
+def leaf_verdicts(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None) -> LeafVerdicts:
+    """prepare_round's LeafVerdicts alone (Simulator.verdicts_now): no device states to hand back."""
+    return _prepare_round(fields, with_prior, with_pattern, shape_tables)[1]
+
+
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
 def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
                cmc: tuple[jax.Array, jax.Array] | None, leaves: int, k: int, config: PlayoutConfig,
@@ -116,8 +124,9 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
     return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
 
 
-# Rows of one `Simulator.verdicts_now` call: one shape to compile (at warm-up); the calls serve
-# one or two boards each (bench/results/forest/README.md).
+# The most rows of one `Simulator.verdicts_now` call; smaller calls are padded to a power of two
+# (four shapes to compile, at warm-up): most calls serve one or two boards
+# (bench/results/forest/README.md), and a row padded costs as much as a row used.
 VERDICT_BLOCK = 8
 
 
@@ -183,17 +192,21 @@ class Simulator:
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
         """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
-        verdicts are back), as numpy, computed on the host's CPU backend in blocks of
-        VERDICT_BLOCK rows: compiled code several times faster than the host twin's Python
-        verdicts (kernels/host.py, search/priors.mogo_values; equal by test), and, on a GPU
-        machine, not queued behind the device's playouts."""
+        verdicts are back), as numpy, computed on the host's CPU backend in blocks of at most
+        VERDICT_BLOCK rows, each padded to a power of two: compiled code several times faster
+        than the host twin's Python verdicts (kernels/host.py, search/priors.mogo_values; equal
+        by test), and, on a GPU machine, not queued behind the device's playouts."""
         cpu = _cpu_device()
         blocks = []
         for i in range(0, len(boards), VERDICT_BLOCK):
             block = boards[i:i + VERDICT_BLOCK]
+            n = len(block)
+            rows = 1 << (n - 1).bit_length()
             with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
-                _, v = self._prepare(block + [block[0]] * (VERDICT_BLOCK - len(block)), cpu)
-            blocks.append(jax.tree.map(lambda x, n=len(block): x[:n], jax.device_get(v)))
+                v = leaf_verdicts(numpy_fields(block + [block[0]] * (rows - n)), self.with_prior, self.with_pattern,
+                                  self.shape_tables(block[0].size, cpu))
+            v = jax.device_get(v)
+            blocks.append(v if rows == n else LeafVerdicts(*(None if x is None else x[:n] for x in v)))
         if len(blocks) == 1:
             return blocks[0]
         return LeafVerdicts(*(None if f[0] is None else np.concatenate(f) for f in zip(*blocks)))
@@ -281,6 +294,7 @@ class Simulator:
         for g in (1 << i for i in range((trees - 1).bit_length() + 1)):
             jax.block_until_ready(self.dispatch([[board]] * g, np.zeros((g, 2), np.uint32), [1] * g).wins)
         if trees > 1:
-            self.verdicts_now([board])
+            for n in (1 << i for i in range(VERDICT_BLOCK.bit_length())):  # every block shape
+                self.verdicts_now([board] * n)
         self.new_game()
         return time.perf_counter() - t0

@@ -281,17 +281,18 @@ def test_shape_priors_from_the_devices_neighbourhoods_equal_the_hosts(prior):
 
 def test_verdicts_now_give_what_the_host_twin_gives():
     """The verdicts a forest's descents ask for mid-round (nodes of the round itself), from
-    compiled code on the host's CPU in blocks of 8: each board's legal points (simple ko) and
-    MoGo values as the host twin computes them, for more boards than one block holds."""
+    compiled code on the host's CPU in blocks of at most 8, padded to a power of two: each
+    board's legal points (simple ko) and MoGo values as the host twin computes them, for more
+    boards than one block holds (8, then 3 padded to 4)."""
     boards = []
     for moves in (["D4", "C4", "E4", "D5", "D3"], ["C3", "E5", "D4", "pass"], ["B2", "B3", "C2", "C3"]):
         b = Board(7)
         for v in moves:
             b.play(None if v == "pass" else b.geometry.from_gtp(v))
         boards.append(b)
-    boards = (positions() + boards) * 2  # 12 boards: two blocks
+    boards = ((positions() + boards) * 2)[:11]
     v = Simulator(SearchParams()).verdicts_now(boards)
-    assert v.legal.shape == v.prior.shape == (12, 49)
+    assert v.legal.shape == v.prior.shape == (11, 49)
     for i, b in enumerate(boards):
         points = b.legal_points(superko=False)
         assert np.flatnonzero(v.legal[i]).tolist() == points
