@@ -111,6 +111,39 @@ def numpy_fields(boards: list[Board]) -> dict[str, np.ndarray]:
         prev=np.array([cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards], np.int32))
 
 
+# The columns after the cells in `packed_fields`' rows.
+_PACKED = ("ko", "to_play", "passes", "komi", "last", "prev")
+
+
+def packed_fields(boards: list[Board]) -> np.ndarray:
+    """`numpy_fields` as ONE int32 array [B, C + 6]: each board's cells, then ko, to_play,
+    passes, komi (float32 bits) and the last two moves' cells.  A jitted call copies each input
+    array to the device on its own, at a fixed cost per array that the search pays per round
+    and per same-round verdict call; `unpack_fields` undoes it inside jit."""
+    g = boards[0].geometry
+    n, c = len(boards), g.num_cells
+    out = np.empty((n, c + len(_PACKED)), np.int32)
+    out[:, :c] = BORDER
+    out[:, g.point_to_cell] = np.stack([b.stones for b in boards])
+    cells = g.point_to_cell.tolist()
+
+    def cell(p):
+        return 0 if p is None else cells[p]
+    out[:, c:] = [(cell(b.ko), b.to_play, min(b.passes, 2), 0, cell(b.moves[-1][1]) if b.moves else 0,
+                   cell(b.moves[-2][1]) if len(b.moves) > 1 else 0) for b in boards]
+    out[:, c + 3] = np.array([b.komi for b in boards], np.float32).view(np.int32)
+    return out
+
+
+def unpack_fields(packed: jax.Array) -> dict:
+    """Inside jit: `packed_fields`' rows as the dict `numpy_fields` gives."""
+    c = packed.shape[-1] - len(_PACKED)
+    col = {name: packed[:, c + i] for i, name in enumerate(_PACKED)}
+    return dict(color=packed[:, :c].astype(jnp.int8), ko=col["ko"], to_play=col["to_play"].astype(jnp.int8),
+                passes=col["passes"].astype(jnp.int8), komi=jax.lax.bitcast_convert_type(col["komi"], jnp.float32),
+                last=col["last"], prev=col["prev"])
+
+
 def with_placeholder_chains(fields: dict) -> BoardState:
     """Inside jit: the batched state of `numpy_fields` with placeholder chains (for
     `rules.with_chains`)."""

@@ -34,7 +34,7 @@ import numpy as np
 from gojax.kernels import policy, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from gojax.kernels.state import geometry_of, numpy_fields, with_placeholder_chains
+from gojax.kernels.state import geometry_of, packed_fields, unpack_fields, with_placeholder_chains
 from gojax.search import shape
 from gojax.search.params import SearchParams
 
@@ -66,11 +66,24 @@ class LeafVerdicts(NamedTuple):
     # has no diamonds)
     shape: np.ndarray | None = None
 
+    def packed(self) -> jax.Array:
+        """Inside jit: the verdicts present as ONE float32 array [F, rows, P] (every value is
+        exact in float32), so that they come to the host in one copy (`unpacked` undoes it)."""
+        return jnp.stack([x.astype(jnp.float32) for x in self if x is not None])
+
+    @classmethod
+    def unpacked(cls, rows: np.ndarray, with_prior: bool, with_pattern: bool, with_shape: bool) -> LeafVerdicts:
+        """On the host: `packed`'s numpy array back as LeafVerdicts of the dtypes above."""
+        rows = iter(rows)
+        legal, capture = next(rows) > 0, next(rows) > 0
+        prior = next(rows).astype(np.int8) if with_prior else None
+        pattern = next(rows).astype(np.int32) if with_pattern else None
+        return cls(legal, capture, prior, pattern, next(rows) if with_shape else None)
+
 
 def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
-    with their chains, and their LeafVerdicts: a small call of its own, so that its answer comes
-    back while the playouts of the same boards still run.  shape_tables: the shape model's
+    with their chains, and their LeafVerdicts.  shape_tables: the shape model's
     ShapeModel.point_tables (device arrays), or None."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
@@ -94,13 +107,21 @@ def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, s
                                 pattern if with_pattern else None, shape)
 
 
-prepare_round = jax.jit(_prepare_round, static_argnames=("with_prior", "with_pattern"))
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
+def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None):
+    """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
+    their chains, their LeafVerdicts packed (LeafVerdicts.packed) and the MoGo verdicts (int8
+    [G * L, P] or None, for the playouts' result): a small call of its own, so that its answer
+    comes back while the playouts of the same boards still run."""
+    states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables)
+    return states, v.packed(), v.prior
 
 
 @functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
-def leaf_verdicts(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None) -> LeafVerdicts:
-    """prepare_round's LeafVerdicts alone (Simulator.verdicts_now): no device states to hand back."""
-    return _prepare_round(fields, with_prior, with_pattern, shape_tables)[1]
+def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None) -> jax.Array:
+    """prepare_round's packed LeafVerdicts alone (Simulator.verdicts_now): no device states to
+    hand back."""
+    return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables)[1].packed()
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
@@ -180,15 +201,15 @@ class Simulator:
         prepared = concurrent.futures.Future() if ahead else None
         started = self._worker.submit(self._start, rows, keys, calls, pools, prepared)
         # The fetcher waits in submission order: these verdicts before this round's playouts.
-        verdicts = self._fetcher.submit(lambda: jax.device_get(prepared.result())) if ahead else None
+        verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()))) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
     def verdicts(self, boards: list[Board], rows: int) -> LeafVerdicts:
         """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
-        _, verdicts = self._prepare(boards + [boards[0]] * (rows - len(boards)))
-        return jax.device_get(verdicts)
+        _, verdicts, _ = self._prepare(boards + [boards[0]] * (rows - len(boards)))
+        return self._unpack(jax.device_get(verdicts))
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
         """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
@@ -203,9 +224,9 @@ class Simulator:
             n = len(block)
             rows = 1 << (n - 1).bit_length()
             with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
-                v = leaf_verdicts(numpy_fields(block + [block[0]] * (rows - n)), self.with_prior, self.with_pattern,
+                v = leaf_verdicts(packed_fields(block + [block[0]] * (rows - n)), self.with_prior, self.with_pattern,
                                   self.shape_tables(block[0].size, cpu))
-            v = jax.device_get(v)
+            v = self._unpack(np.asarray(v))
             blocks.append(v if rows == n else LeafVerdicts(*(None if x is None else x[:n] for x in v)))
         if len(blocks) == 1:
             return blocks[0]
@@ -244,20 +265,24 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        states, verdicts = self._prepare(boards)
+        states, verdicts, prior = self._prepare(boards)
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
                          L, self.k, self.config, self.devices)
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
-        return res.replace(start_prior=verdicts.prior)
+        return res.replace(start_prior=prior)
 
     def _prepare(self, boards: list[Board], device=None):
         """prepare_round of `boards` (padded by the caller) with this simulator's verdicts, the
         shape tables on `device` (None: the default device, where the call runs)."""
-        return prepare_round(numpy_fields(boards), self.with_prior, self.with_pattern,
+        return prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
                              self.shape_tables(boards[0].size, device))
+
+    def _unpack(self, rows: np.ndarray) -> LeafVerdicts:
+        """The packed verdicts of one of this simulator's calls, as LeafVerdicts."""
+        return LeafVerdicts.unpacked(rows, self.with_prior, self.with_pattern, self.shape_model is not None)
 
     def shape_tables(self, size: int, device=None):
         """The shape prior's ShapeModel.point_tables for `size`, kept on `device` (None: the

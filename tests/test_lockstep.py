@@ -15,7 +15,7 @@ import pytest
 
 from gojax.kernels import rules
 from gojax.kernels.host import Board
-from gojax.kernels.state import batch_from_host, from_host, stack
+from gojax.kernels.state import batch_from_host, from_host, numpy_fields, packed_fields, stack, unpack_fields
 
 legal_batch = jax.jit(jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=False)))
 masks_batch = jax.jit(jax.vmap(rules.legal_and_capture_masks))
@@ -23,6 +23,7 @@ label_batch = jax.jit(jax.vmap(rules.with_chains))
 eyes_batch = jax.jit(jax.vmap(rules.eye_mask))
 play_batch = jax.jit(rules.play_batch, static_argnames="recount_rows")
 area_batch = jax.jit(jax.vmap(rules.area))
+unpack = jax.jit(unpack_fields)
 
 
 @pytest.mark.parametrize("size, rows, moves, check_every, seed", [
@@ -45,6 +46,11 @@ def test_device_matches_host_move_by_move(size, rows, moves, check_every, seed):
             for field in want.__dataclass_fields__:  # chains, and the vectorised copy of the rest
                 np.testing.assert_array_equal(np.asarray(getattr(got, field)), np.asarray(getattr(want, field)))
             np.testing.assert_array_equal(legal2, legal)
+            # The one-array form the search sends (ko, passes, the last two moves as they come).
+            fields, unpacked = numpy_fields(hosts), unpack(packed_fields(hosts))
+            for name, want_field in fields.items():
+                assert unpacked[name].dtype == want_field.dtype, name
+                np.testing.assert_array_equal(np.asarray(unpacked[name]), want_field, err_msg=name)
             eyes = np.asarray(eyes_batch(state, state.to_play))[:, g.point_to_cell]
         cells = []
         for r, b in enumerate(hosts):
