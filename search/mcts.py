@@ -434,26 +434,30 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     expand_j, expand_a = [], []  # the searches whose last action's child is not in the tree
     live = np.flatnonzero(~store.over[node])
     while live.size:
-        cold = live[~store.initialised[node[live]]]
-        if cold.size and rule == "stop":  # only roots go on; the rest end their descent
-            at_root = node[cold] == roots[cold]
-            live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
-            cold = cold[at_root]
-        if cold.size:  # roots, and nodes whose playouts are still on the device
-            _initialise_nodes(searches, store, offs, cold, node[cold])
-        if not live.size:
-            break
-        rows = store.value[node[live]]
+        here = node[live]
+        cold = ~store.initialised[here]
+        if cold.any():
+            cold = live[cold]
+            if rule == "stop":  # only roots go on; the rest end their descent
+                at_root = node[cold] == roots[cold]
+                live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
+                cold = cold[at_root]
+                here = node[live]
+            if cold.size:  # roots, and nodes whose playouts are still on the device
+                _initialise_nodes(searches, store, offs, cold, node[cold])
+            if not live.size:
+                break
+        rows = store.value[here]
         a = rows.argmax(1)
-        child = store.child[node[live], a]
+        child = store.child[here, a]
         if rule == "sidestep":
             off = offs[live]
             hit = np.flatnonzero(_pending(store, np.where(child >= 0, child + off, -1)))
             if hit.size:
-                a[hit] = _sidestep(store, rows[hit], store.child[node[live[hit]]], off[hit][:, None], a[hit])
-                child[hit] = store.child[node[live[hit]], a[hit]]
+                a[hit] = _sidestep(store, rows[hit], store.child[here[hit]], off[hit][:, None], a[hit])
+                child[hit] = store.child[here[hit], a[hit]]
         edges[0].append(live)
-        edges[1].append(node[live])
+        edges[1].append(here)
         edges[2].append(a)
         has = child >= 0
         expand_j.append(live[~has])
