@@ -313,13 +313,13 @@ class Simulator:
 
     def warm_up(self, board: Board, trees: int = 1) -> float:
         """Compile for this board size and batch shape, for every number of trees a forest of
-        `trees` sends (powers of two up to it: search/forest.py), and a forest's `verdicts_now`;
-        returns the seconds."""
+        `trees` sends (powers of two up to it: search/forest.py), and `verdicts_now`'s; returns
+        the seconds."""
         t0 = time.perf_counter()
         for g in (1 << i for i in range((trees - 1).bit_length() + 1)):
             jax.block_until_ready(self.dispatch([[board]] * g, np.zeros((g, 2), np.uint32), [1] * g).wins)
-        if trees > 1:
-            for n in (1 << i for i in range(VERDICT_BLOCK.bit_length())):  # every block shape
-                self.verdicts_now([board] * n)
+        # verdicts_now's shapes: a lone search asks for one board at a time, a forest for blocks
+        for n in (1 << i for i in range(VERDICT_BLOCK.bit_length() if trees > 1 else 1)):
+            self.verdicts_now([board] * n)
         self.new_game()
         return time.perf_counter() - t0

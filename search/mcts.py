@@ -105,9 +105,10 @@ class Search:
         self._initialise(self.root)
 
     def _initialise(self, node: int) -> None:
-        """Before the first descent through a node that has no prior yet (the root; a node whose
-        playouts are still on the device; the grandfather prior): its legal moves, its prior
-        from the host, its cached values."""
+        """Before the first descent through the root, and through any node under the
+        grandfather prior (which reads the tree then): its legal moves, its prior from the
+        host, its cached values.  A node whose playouts are still on the device gets its
+        verdicts from compiled code instead (`_initialise_nodes`)."""
         self.tree.ensure_legal(node)
         priors.initialise(self.tree, [node], self.params)
         refresh(self.tree, [node], self.params, self._jitter)
@@ -151,9 +152,12 @@ class Search:
         rule = params.in_flight_rule
         while not tree.over[node]:
             if not tree.initialised[node]:
-                if rule == "stop" and node != self.root:  # its playouts are on the device: play more from it
+                if node == self.root or params.prior == "grandfather":
+                    self._initialise(node)
+                elif rule == "stop":  # its playouts are on the device: play more from it
                     break
-                self._initialise(node)
+                else:  # its verdicts from compiled code, as a forest's descents get theirs
+                    _initialise_nodes([self], tree, _NO_OFFSET, _FIRST, np.array([node], np.int64))
             a = int(tree.value[node].argmax())
             if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
                 a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
@@ -410,6 +414,10 @@ def _store(searches: list[Search]):
     if first.batch_key is None or any(s.batch_key is not first.batch_key for s in searches):
         raise ValueError("searches worked on together share a tree stack and their params but the seed")
     return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
+
+
+_NO_OFFSET = np.zeros(1, np.int64)  # a lone search's tree: its own indices
+_FIRST = np.zeros(1, np.int64)
 
 
 def descend_trees(searches: list[Search]) -> list[Leaf]:

@@ -25,10 +25,10 @@ position is the start of its leaf's playouts, so the round that plays them retur
 verdicts (ahead of the playouts: search/device.prepare_round) and, for the shape prior, each
 point's strength before its verdict (search/shape.ShapeModel.point_tables on the device), and
 the host only reads ladders and takes each node's softmax.
-A node that a descent reaches before they are back gets them from the same compiled code run on
-the host's CPU (a forest's nodes made earlier in the same round: search/device.Simulator.
-verdicts_now) or the host version, `mogo_values` (the root; a lone search's nodes), equal by
-test.  `initialise` is the one entry.
+A node that a descent reaches before they are back (made earlier in the same round) gets them
+from the same compiled code run on the host's CPU (search/device.Simulator.verdicts_now); the
+root gets them from the host version, `mogo_values`, equal by test.  `initialise` is the one
+entry.
 """
 
 from __future__ import annotations
