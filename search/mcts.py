@@ -105,10 +105,11 @@ class Search:
         self._initialise(self.root)
 
     def _initialise(self, node: int) -> None:
-        """Before the first descent through the root, and through any node under the
-        grandfather prior (which reads the tree then): its legal moves, its prior from the
-        host, its cached values.  A node whose playouts are still on the device gets its
-        verdicts from compiled code instead (`_initialise_nodes`)."""
+        """Before the first descent through a node that has no prior yet (the root; a node whose
+        playouts are still on the device, unless the simulator reads it with compiled code
+        beside the device: Simulator.verdicts_apart; every node under the grandfather prior,
+        which reads the tree then): its legal moves, its prior from the host, its cached
+        values."""
         self.tree.ensure_legal(node)
         priors.initialise(self.tree, [node], self.params)
         refresh(self.tree, [node], self.params, self._jitter)
@@ -152,12 +153,13 @@ class Search:
         rule = params.in_flight_rule
         while not tree.over[node]:
             if not tree.initialised[node]:
-                if node == self.root or params.prior == "grandfather":
-                    self._initialise(node)
-                elif rule == "stop":  # its playouts are on the device: play more from it
+                if rule == "stop" and node != self.root:  # its playouts are on the device: play more from it
                     break
-                else:  # its verdicts from compiled code, as a forest's descents get theirs
+                if node != self.root and params.prior != "grandfather" and self.simulator.verdicts_apart:
+                    # its verdicts from compiled code beside the device, as a forest's descents get theirs
                     _initialise_nodes([self], tree, _NO_OFFSET, _FIRST, np.array([node], np.int64))
+                else:
+                    self._initialise(node)
             a = int(tree.value[node].argmax())
             if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
                 a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
