@@ -197,11 +197,11 @@ class Simulator:
     @property
     def verdicts_apart(self) -> bool:
         """Does `verdicts_now` run on another backend than the playouts (a GPU or TPU plays
-        them)?  On a CPU backend a one-board call waits for the playout call in flight (2 ms a
-        call in a lone search on this project's 2-core CPU, where the host twin takes 0.34 ms):
-        a lone search then reads its in-flight nodes with the host twin.  A forest uses
-        `verdicts_now` either way: its large calls leave XLA every core, and its search thread
-        waits for the device most of the time."""
+        them)?  On a CPU backend a one-board call waits for the playout call in flight, longer
+        than the host twin takes: a lone search then reads its in-flight nodes with the host
+        twin.  A forest uses `verdicts_now` either way: its search thread waits for the device
+        most of the time, and the thread's CPU is what the call saves
+        (bench/results/forest/README.md, "A compiled call's fixed cost")."""
         if self._verdicts_apart is None:
             self._verdicts_apart = _cpu_device() is not None and jax.default_backend() != "cpu"
         return self._verdicts_apart

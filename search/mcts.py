@@ -418,7 +418,8 @@ def _store(searches: list[Search]):
     return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
 
 
-_NO_OFFSET = np.zeros(1, np.int64)  # a lone search's tree: its own indices
+# `_initialise_nodes` for a lone search: its tree's own indices (offset 0), the search [0].
+_NO_OFFSET = np.zeros(1, np.int64)
 _FIRST = np.zeros(1, np.int64)
 
 
