@@ -94,21 +94,8 @@ def numpy_batch(boards: list[Board]) -> BoardState:
 def numpy_fields(boards: list[Board]) -> dict[str, np.ndarray]:
     """`numpy_batch` less the chain fields, as a plain dict: what a jitted function that builds
     the state itself (`with_placeholder_chains`) takes, without a dataclass to build and flatten
-    on the host."""
-    g = boards[0].geometry
-    n = len(boards)
-    color = np.full((n, g.num_cells), BORDER, np.int8)
-    color[:, g.point_to_cell] = np.stack([b.stones for b in boards])
-
-    def cell(p):
-        return 0 if p is None else int(g.point_to_cell[p])
-    return dict(
-        color=color, ko=np.array([cell(b.ko) for b in boards], np.int32),
-        to_play=np.array([b.to_play for b in boards], np.int8),
-        passes=np.array([min(b.passes, 2) for b in boards], np.int8),
-        komi=np.array([b.komi for b in boards], np.float32),
-        last=np.array([cell(b.moves[-1][1]) if b.moves else 0 for b in boards], np.int32),
-        prev=np.array([cell(b.moves[-2][1]) if len(b.moves) > 1 else 0 for b in boards], np.int32))
+    on the host.  `packed_fields` read back (`unpack_fields`)."""
+    return unpack_fields(packed_fields(boards))
 
 
 # The columns after the cells in `packed_fields`' rows.
@@ -116,7 +103,7 @@ _PACKED = ("ko", "to_play", "passes", "komi", "last", "prev")
 
 
 def packed_fields(boards: list[Board]) -> np.ndarray:
-    """`numpy_fields` as ONE int32 array [B, C + 6]: each board's cells, then ko, to_play,
+    """The leaf fields as ONE int32 array [B, C + 6]: each board's cells, then ko, to_play,
     passes, komi (float32 bits) and the last two moves' cells.  A jitted call copies each input
     array to the device on its own, at a fixed cost per array that the search pays per round
     and per same-round verdict call; `unpack_fields` undoes it inside jit."""
@@ -135,13 +122,14 @@ def packed_fields(boards: list[Board]) -> np.ndarray:
     return out
 
 
-def unpack_fields(packed: jax.Array) -> dict:
-    """Inside jit: `packed_fields`' rows as the dict `numpy_fields` gives."""
+def unpack_fields(packed) -> dict:
+    """`packed_fields`' rows as the dict `numpy_fields` gives: numpy on the host, or a jax
+    array inside jit (array methods only, so either works)."""
     c = packed.shape[-1] - len(_PACKED)
     col = {name: packed[:, c + i] for i, name in enumerate(_PACKED)}
-    return dict(color=packed[:, :c].astype(jnp.int8), ko=col["ko"], to_play=col["to_play"].astype(jnp.int8),
-                passes=col["passes"].astype(jnp.int8), komi=jax.lax.bitcast_convert_type(col["komi"], jnp.float32),
-                last=col["last"], prev=col["prev"])
+    return dict(color=packed[:, :c].astype(np.int8), ko=col["ko"], to_play=col["to_play"].astype(np.int8),
+                passes=col["passes"].astype(np.int8), komi=col["komi"].view(np.float32), last=col["last"],
+                prev=col["prev"])
 
 
 def with_placeholder_chains(fields: dict) -> BoardState:

@@ -151,6 +151,12 @@ def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) ->
 VERDICT_BLOCK = 8
 
 
+def bucket(n: int) -> int:
+    """The rows (or trees) a device call of n is padded to: the next power of two, so that a
+    few shapes are compiled."""
+    return 1 << (n - 1).bit_length()
+
+
 @functools.cache
 def _cpu_device():
     """The host's CPU as a JAX device; None where JAX runs without its CPU backend
@@ -241,7 +247,7 @@ class Simulator:
         for i in range(0, len(boards), VERDICT_BLOCK):
             block = boards[i:i + VERDICT_BLOCK]
             n = len(block)
-            rows = 1 << (n - 1).bit_length()
+            rows = bucket(n)
             with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
                 v = leaf_verdicts(packed_fields(block + [block[0]] * (rows - n)), self.with_prior, self.with_pattern,
                                   self.shape_tables(block[0].size, cpu))

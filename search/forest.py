@@ -41,7 +41,7 @@ import numpy as np
 
 from gojax.kernels.host import Board
 from gojax.search.backup import Leaf
-from gojax.search.device import Simulator, Submitted
+from gojax.search.device import Simulator, Submitted, bucket
 from gojax.search.mcts import MoveStats, Search, SearchResult, back_up_trees, descend_trees, ready_new_nodes
 from gojax.search.params import SearchParams
 from gojax.search.tree import TreeStack
@@ -219,7 +219,7 @@ class Forest:
         wave = [None if ls is None else ls[start:] for ls in leaves]
         n = len(wave[played[0]])  # every tree descends once per step
         t0 = time.perf_counter()
-        v = self.simulator.verdicts([leaf.board for t in played for leaf in wave[t]], _bucket(len(played)) * n)
+        v = self.simulator.verdicts([leaf.board for t in played for leaf in wave[t]], bucket(len(played)) * n)
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
         self._give_verdicts(wave, n, v)
@@ -238,7 +238,7 @@ class Forest:
         """One device call for the trees with leaves, packed in order and padded to a power of
         two of trees (copies of the first): a few shapes to compile, no playouts for the others."""
         played = [t for t, ls in enumerate(leaves) if ls is not None]
-        order = played + [played[0]] * (_bucket(len(played)) - len(played))
+        order = played + [played[0]] * (bucket(len(played)) - len(played))
         trees = [self.searches[t] for t in order]
         rows = [s.leaf_boards(leaves[t]) for s, t in zip(trees, order)]
         pools = [s.pools(leaves[t]) for s, t in zip(trees, order)] if self.params.pool_prob > 0 else None
@@ -284,11 +284,6 @@ class Forest:
                 run.caps[t] += c
                 run.done[t] += self.params.batch
         run.host += time.perf_counter() - t0
-
-
-def _bucket(trees: int) -> int:
-    """The trees a device call is padded to: the next power of two (a few shapes to compile)."""
-    return 1 << (trees - 1).bit_length()
 
 
 def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[SearchResult, int]:
