@@ -2,8 +2,7 @@
 # The forest's GPU figures alone, for a lent machine with little device time left (the full set
 # is bench/gpu_suite.sh): G = 256 from real games at K = 4 (against another checkout, when BASE
 # names one), with --waves 4 and at K = 8; `gojax analyze` in one and in four processes; the
-# host's own cost per leaf on this machine's core; a lone search's in-flight nodes read by the
-# host twin and by the compiled call (bench/lone_inflight.py).  Usage:
+# host's own cost per leaf on this machine's core.  Usage:
 #
 #     OUT=/tmp/gpu [BASE=DIR] bash bench/gpu_forest.sh [quick]
 #
@@ -43,6 +42,4 @@ forest "G=$G real games waves=4" "$PWD" --simulations $S --waves 4
 forest "G=$G real games K=8" "$PWD" --simulations $((2 * S)) --playouts-per-leaf 8
 analyze_jobs $S 150  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
 step 120 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $S --replays 3
-# a lone search's in-flight nodes: the host twin against the compiled call beside the device
-step 150 "lone in-flight nodes" $PY bench/lone_inflight.py --simulations $((3 * S)) --rounds 4 --json "$OUT/lone_inflight.jsonl"
 echo "forest done $(date +%T)" | tee -a "$LOG"

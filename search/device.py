@@ -196,25 +196,6 @@ class Simulator:
         self._cmc_size = None
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
-        # Whether `verdicts_now` runs beside the playouts rather than behind them (None: decided
-        # at first use, from the backends; tests set it).
-        self._verdicts_apart: bool | None = None
-
-    @property
-    def verdicts_apart(self) -> bool:
-        """Does `verdicts_now` run on another backend than the playouts (a GPU or TPU plays
-        them)?  On a CPU backend a one-board call waits for the playout call in flight, longer
-        than the host twin takes: a lone search then reads its in-flight nodes with the host
-        twin.  A forest uses `verdicts_now` either way: its search thread waits for the device
-        most of the time, and the thread's CPU is what the call saves
-        (bench/results/forest/README.md, "A compiled call's fixed cost")."""
-        if self._verdicts_apart is None:
-            self._verdicts_apart = _cpu_device() is not None and jax.default_backend() != "cpu"
-        return self._verdicts_apart
-
-    @verdicts_apart.setter
-    def verdicts_apart(self, value: bool) -> None:
-        self._verdicts_apart = value
 
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
         """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`
@@ -343,10 +324,8 @@ class Simulator:
         t0 = time.perf_counter()
         for g in (1 << i for i in range((trees - 1).bit_length() + 1)):
             jax.block_until_ready(self.dispatch([[board]] * g, np.zeros((g, 2), np.uint32), [1] * g).wins)
-        # verdicts_now's shapes: a forest asks for blocks, a lone search for one board at a time
-        # (where it asks at all: verdicts_apart)
-        shapes = VERDICT_BLOCK.bit_length() if trees > 1 else int(self.verdicts_apart)
-        for n in (1 << i for i in range(shapes)):
-            self.verdicts_now([board] * n)
+        if trees > 1:  # a forest's same-round nodes: verdicts_now's blocks (a lone search's: the host twin)
+            for n in (1 << i for i in range(VERDICT_BLOCK.bit_length())):
+                self.verdicts_now([board] * n)
         self.new_game()
         return time.perf_counter() - t0

@@ -106,10 +106,8 @@ class Search:
 
     def _initialise(self, node: int) -> None:
         """Before the first descent through a node that has no prior yet (the root; a node whose
-        playouts are still on the device, unless the simulator reads it with compiled code
-        beside the device: Simulator.verdicts_apart; every node under the grandfather prior,
-        which reads the tree then): its legal moves, its prior from the host, its cached
-        values."""
+        playouts are still on the device; every node under the grandfather prior, which reads
+        the tree then): its legal moves, its prior from the host, its cached values."""
         self.tree.ensure_legal(node)
         priors.initialise(self.tree, [node], self.params)
         refresh(self.tree, [node], self.params, self._jitter)
@@ -155,11 +153,7 @@ class Search:
             if not tree.initialised[node]:
                 if rule == "stop" and node != self.root:  # its playouts are on the device: play more from it
                     break
-                if node != self.root and params.prior != "grandfather" and self.simulator.verdicts_apart:
-                    # its verdicts from compiled code beside the device, as a forest's descents get theirs
-                    _initialise_nodes([self], tree, _NO_OFFSET, _FIRST, np.array([node], np.int64))
-                else:
-                    self._initialise(node)
+                self._initialise(node)
             a = int(tree.value[node].argmax())
             if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
                 a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
@@ -418,9 +412,6 @@ def _store(searches: list[Search]):
     return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
 
 
-# `_initialise_nodes` for a lone search: its tree's own indices (offset 0), the search [0].
-_NO_OFFSET = np.zeros(1, np.int64)
-_FIRST = np.zeros(1, np.int64)
 
 
 def descend_trees(searches: list[Search]) -> list[Leaf]:

@@ -27,8 +27,8 @@ point's strength before its verdict (search/shape.ShapeModel.point_tables on the
 the host only reads ladders and takes each node's softmax.
 A node that a descent reaches before they are back (made earlier in the same round) gets them
 from the same compiled code run on the host's CPU (search/device.Simulator.verdicts_now); the
-root, and a lone search's such nodes where the playouts run on the CPU backend too (the call
-would wait behind them: Simulator.verdicts_apart), get them from the host version,
+root, and a lone search's such nodes (a call per node would cost it more than it saves:
+bench/results/forest/README.md, "A compiled call's fixed cost"), get them from the host version,
 `mogo_values`, equal by test.  `initialise` is the one entry.
 """
 

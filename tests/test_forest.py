@@ -297,28 +297,3 @@ def test_verdicts_now_give_what_the_host_twin_gives():
         points = b.legal_points(superko=False)
         assert np.flatnonzero(v.legal[i]).tolist() == points
         np.testing.assert_array_equal(priors.values_from_codes(b, points, v.prior[i]), priors.mogo_values(b, points))
-
-
-def test_a_lone_search_reads_in_flight_nodes_with_compiled_code_beside_the_device():
-    """A lone search's nodes reached while their playouts are on the device: with the playouts on
-    another backend than the host's CPU (Simulator.verdicts_apart, set here) their verdicts come
-    from verdicts_now, else from the host twin (on one CPU backend the compiled call would wait
-    behind the playouts); the trees are the same bit for bit."""
-    board = Board(9)
-    for v in ["E5", "C4", "G4", "D6", "F6", "C6", "G6", "E3"]:
-        board.play(board.geometry.from_gtp(v))
-    params = SearchParams(leaves=8, playouts_per_leaf=4, seed=2)
-    trees, compiled, twin = [], [], []
-    for apart in (False, True):
-        simulator = Simulator(params)
-        simulator.verdicts_apart = apart
-        with host_priors() as calls:
-            search = Search(board, params, simulator)
-            search.run(simulations=640, stop_early=False)
-        now = [c for c in calls if isinstance(c, range)]
-        trees.append(search.tree)
-        compiled.append(len(now))
-        twin.append(len(calls) - len(now))
-    assert_same_trees(trees[:1], trees[1:])
-    assert compiled[0] == 0 and twin[0] > 2  # the root, then in-flight nodes
-    assert compiled[1] == twin[0] - 1 and twin[1] == 1  # the root alone on the host

@@ -1,4 +1,4 @@
-"""bench/host_replay.py, bench/host_ab.py and bench/lone_inflight.py: the host-cost benchmarks run end to end."""
+"""bench/host_replay.py and bench/host_ab.py: the host-cost benchmarks run end to end."""
 
 from __future__ import annotations
 
@@ -35,19 +35,4 @@ def test_host_replay_names_an_unreadable_record_and_stops():
     proc = _run("bench/host_replay.py", "--sgf", "no/such/game.sgf")
     assert proc.returncode != 0
     assert "no/such/game.sgf" in proc.stderr and "Traceback" not in proc.stderr
-
-
-def test_lone_inflight_times_both_ways_on_one_simulator(tmp_path):
-    """One round each way (the host twin and the compiled call for a lone search's in-flight
-    nodes), one JSON line with both ways' figures and the round's ratio."""
-    out = tmp_path / "inflight.jsonl"
-    proc = _run("bench/lone_inflight.py", "--simulations", "64", "--rounds", "1", "--json", str(out))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    row = json.loads(out.read_text())
-    assert row["platform"] == "cpu" and row["apart"] is False  # a CPU backend: the host twin
-    assert len(row["rounds"]["twin"]) == len(row["rounds"]["compiled"]) == len(row["ratios"]) == 1
-    assert all(r["seconds"] >= r["host_seconds"] > 0 for way in row["rounds"].values() for r in way)
-    assert "compiled / twin" in proc.stdout
-    bad = _run("bench/lone_inflight.py", "--rounds", "0")
-    assert bad.returncode != 0 and "--rounds" in bad.stderr and "Traceback" not in bad.stderr
 
