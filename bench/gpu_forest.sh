@@ -30,11 +30,14 @@ forest() {  # forest NAME CHECKOUT EXTRA...: a G = 256 forest from real games
   step 120 "$name" env PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" $PY -m gojax bench --search --trees $G --board 9 \
     --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 --repeats 3 --no-progress --json "$@"
 }
-if [ -n "${BASE:-}" ]; then
-  for i in 1 2; do
-    forest "G=$G real games, this checkout ($i)" "$PWD" --simulations $S
-    forest "G=$G real games, BASE ($i)" "$BASE" --simulations $S
-  done
+# A fresh machine's first forest runs slow (results/gpu_h200_1, gpu_h200_2): a short one first,
+# not a figure.
+forest "warm-up, not a figure" "$PWD" --simulations $((S / 4)) --repeats 1
+if [ -n "${BASE:-}" ]; then  # in the order this, BASE, BASE, this: a drift favours neither
+  forest "G=$G real games, this checkout (1)" "$PWD" --simulations $S
+  forest "G=$G real games, BASE (1)" "$BASE" --simulations $S
+  forest "G=$G real games, BASE (2)" "$BASE" --simulations $S
+  forest "G=$G real games, this checkout (2)" "$PWD" --simulations $S
 else
   forest "G=$G real games" "$PWD" --simulations $S
 fi

@@ -26,7 +26,10 @@ step() {  # step SECONDS NAME COMMAND...
 { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv; nproc;
   $PY -c "import jax, numpy; print('jax', jax.__version__, jax.devices(), 'numpy', numpy.__version__)"; } 2>&1 | tee -a "$LOG"
 
-# The forests first: they are the figures a lent machine is most wanted for.
+# The forests first: they are the figures a lent machine is most wanted for.  A fresh machine's
+# first forest runs slow (results/gpu_h200_2): a short one first, not a figure.
+step 150 "warm-up forest, not a figure" $PY -m gojax bench --search --trees 64 --board 9 --simulations $((FOREST_SIMS / 4)) \
+  --repeats 1 --no-progress
 # The forest: G searches, one device call per round (issue: >= 100,000 simulations/s at 9x9).
 for g in 1 8 64 256; do
   step 150 "forest 9x9 G=$g" $PY -m gojax bench --search --trees $g --board 9 --simulations $FOREST_SIMS --repeats 2 \
