@@ -92,7 +92,7 @@ class Search:
         self.batch_key = self.tree.stack.intern((id(self.tree.stack), dataclasses.replace(params, seed=0))) \
             if self.tree.stack else None
         rng = np.random.default_rng(params.seed)
-        self._jitter = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
+        self.tree.jitter[:] = rng.uniform(0, 1e-6, self.tree.num_actions).astype(np.float32)
         self._new_root(board)
         # Raw PRNG key data, uint32 [2]: round r's leaf i plays with fold_in(fold_in(key, r), i).
         self.key_data = np.asarray(jax.random.key_data(jax.random.key(params.seed)), np.uint32)
@@ -110,7 +110,7 @@ class Search:
         the tree then): its legal moves, its prior from the host, its cached values."""
         self.tree.ensure_legal(node)
         priors.initialise(self.tree, [node], self.params)
-        refresh(self.tree, [node], self.params, self._jitter)
+        refresh(self.tree, [node], self.params, self.tree.jitter)
 
     @property
     def root_board(self) -> Board:
@@ -172,7 +172,7 @@ class Search:
         if params.virtual_loss:
             leaf.virtual = params.virtual_loss * params.playouts_per_leaf
             apply_virtual_loss(tree, leaf, leaf.virtual)
-            refresh_path(tree, leaf.nodes, leaf.actions, params, self._jitter)  # the round's next leaves see it
+            refresh_path(tree, leaf.nodes, leaf.actions, params, tree.jitter)  # the round's next leaves see it
         return leaf
 
     def leaf_boards(self, leaves: list[Leaf]) -> list[Board]:
@@ -327,7 +327,7 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     offsets = np.repeat(offs, [len(ls) for ls in leaves])  # each leaf's tree into the stack
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
                            r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
-    refresh(store, touched, params, _jitter_rows(searches, store, offs, touched))
+    refresh(store, touched, params, store.jitter_of(touched))
     return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
             for ls, start in zip(leaves, starts)]
 
@@ -369,7 +369,7 @@ def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: li
                           None if patterns is None else patterns[fresh_rows],
                           None if shapes is None else shapes[fresh_rows])
         if refresh_now:
-            refresh(store, fresh, first.params, _jitter_rows(searches, store, offs, fresh))
+            refresh(store, fresh, first.params, store.jitter_of(fresh))
 
 
 def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray, capture: np.ndarray,
@@ -389,16 +389,6 @@ def _leaf_rows(leaves: list[list[Leaf]], starts: list[int]) -> np.ndarray:
     """int [leaves in all]: each leaf's row of the round's device result (searches[j]'s leaves are
     rows starts[j] ..), in the order of the leaves' flat list."""
     return np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])
-
-
-def _jitter_rows(searches: list[Search], store, offs: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Each of the store's `rows`' own search's jitter (trees never share a row)."""
-    owner = np.zeros(len(rows), np.int64)
-    if len(searches) > 1:
-        by_slot = np.zeros(len(store.trees), np.int64)
-        by_slot[offs // store.capacity] = np.arange(len(searches))
-        owner = by_slot[rows // store.capacity]
-    return np.stack([s._jitter for s in searches])[owner]
 
 
 def _store(searches: list[Search]):
@@ -490,7 +480,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
                    np.asarray(acts, np.int64), own, off)
     if params.virtual_loss and edges[0]:
-        _virtual_loss(store, [np.concatenate(e) for e in edges], searches, leaves,
+        _virtual_loss(store, np.concatenate(edges[1]), np.concatenate(edges[2]), params, leaves,
                       params.virtual_loss * params.playouts_per_leaf)
     return leaves
 
@@ -553,25 +543,23 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
         _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
                     searches[0].tree.pass_always)
     priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v))
-    refresh(store, nodes, params, np.stack([searches[j]._jitter for j in which.tolist()]))
+    refresh(store, nodes, params, store.jitter_of(nodes))
 
 
-def _virtual_loss(store, edges: list[np.ndarray], searches: list[Search], leaves: list[Leaf], amount: float) -> None:
-    """Count `amount` lost simulations for the mover on every edge of the leaves' paths (edges:
-    the search, store node and action of each, int [E]) and refresh those edges' values, so
-    that the round's next descents see it.  Within a path the nodes are distinct, and paths of
+def _virtual_loss(store, s: np.ndarray, a: np.ndarray, params: SearchParams, leaves: list[Leaf],
+                  amount: float) -> None:
+    """Count `amount` lost simulations for the mover on every edge of the leaves' paths (the
+    store node `s` and action `a` of each, int [E]) and refresh those edges' values, so that
+    the round's next descents see it.  Within a path the nodes are distinct, and paths of
     different trees never meet: no edge is hit twice."""
-    who, s, a = edges
     for leaf in leaves:
         leaf.virtual = amount
     store.n[s, a] += amount
     store.node_n[s] += amount
     white = store.to_play[s] == 2
     store.w[s[white], a[white]] += amount
-    jitter = np.stack([x._jitter for x in searches])
-    params = searches[0].params
     if per_edge(params):  # only the edges changed
-        store.value[s, a] = edge_values(store, s, a, params).astype(np.float32) + jitter[who, a]
+        store.value[s, a] = edge_values(store, s, a, params).astype(np.float32) + store.jitter_at(s, a)
     else:
-        rows, first = np.unique(s, return_index=True)
-        refresh(store, rows, params, jitter[who[first]])
+        rows = np.unique(s)
+        refresh(store, rows, params, store.jitter_of(rows))

@@ -83,6 +83,9 @@ class Tree:
             arrays = {name: getattr(stack, name)[self.offset: self.offset + capacity] for name in NODE_ARRAYS}
         for name, arr in arrays.items():
             setattr(self, name, arr)
+        # float32 [A]: the search's tie-breaking jitter, added to every value row (search/select.py);
+        # in a stack, row `slot` of the stack's, so that a round's refresh reads all trees' at once.
+        self.jitter = np.zeros(self.num_actions, np.float32) if stack is None else stack.jitter[slot]
         self.stack = stack
         self.boards: list[Board | None] = [None] * capacity
         self.num_nodes = 0
@@ -91,6 +94,14 @@ class Tree:
     @property
     def full(self) -> bool:
         return self.num_nodes >= self.capacity
+
+    def jitter_of(self, rows: np.ndarray) -> np.ndarray:
+        """float32 [len(rows), A] (a broadcast view): the jitter of each of `rows` (TreeStack.jitter_of)."""
+        return np.broadcast_to(self.jitter, (len(rows), self.num_actions))
+
+    def jitter_at(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """float32 [len(rows)]: the jitter of each (row, action) pair."""
+        return self.jitter[actions]
 
     def bytes_per_node(self) -> int:
         return sum(getattr(self, name).nbytes for name in NODE_ARRAYS) // self.capacity
@@ -204,9 +215,18 @@ class TreeStack:
         self.capacity = capacity
         for name, arr in _allocate(capacity * count, self.num_actions).items():
             setattr(self, name, arr)
+        self.jitter = np.zeros((count, self.num_actions), np.float32)  # tree g's is row g (Tree.jitter)
         self.trees = [Tree(size, capacity, pass_always, self, g) for g in range(count)]
         self.boards = _StackBoards(self)
         self._keys: dict = {}
+
+    def jitter_of(self, rows: np.ndarray) -> np.ndarray:
+        """float32 [len(rows), A]: the jitter of the tree that owns each of `rows`."""
+        return self.jitter[np.asarray(rows) // self.capacity]
+
+    def jitter_at(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """float32 [len(rows)]: the jitter of each (row, action) pair, by the row's tree."""
+        return self.jitter[np.asarray(rows) // self.capacity, actions]
 
     def intern(self, key):
         """The one object equal to `key` among those asked for: its users compare keys by identity."""

@@ -91,7 +91,7 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
         res = recorded_playouts([l.board for l in leaves], jax.random.fold_in(jax.random.key(0), round_), params)
         touched = backup_round(search.tree, leaves, params.playouts_per_leaf, res.wins, res.first_move, res.z,
                                res.amaf_count, res.amaf_wins, amaf_rule)
-        refresh(search.tree, touched, params, search._jitter)  # as Search.back_up does, for the next descents
+        refresh(search.tree, touched, params, search.tree.jitter)  # as Search.back_up does, for the next descents
         for i, leaf in enumerate(leaves):
             for j in range(params.playouts_per_leaf):
                 moves = [int(m) for m in res.history[i, j] if m != -2]
@@ -154,7 +154,7 @@ def test_cached_values_follow_the_statistics(kw):
         nodes = np.flatnonzero(tree.initialised[:tree.num_nodes])
         assert len(nodes) >= at_least
         for node in nodes:
-            np.testing.assert_allclose(tree.value[node], action_values(tree, int(node), params) + search._jitter,
+            np.testing.assert_allclose(tree.value[node], action_values(tree, int(node), params) + search.tree.jitter,
                                        rtol=1e-5, atol=1e-6, err_msg=f"node {node}")
             if per_edge(params):
                 legal = np.flatnonzero(tree.legal[node])
