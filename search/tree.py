@@ -96,8 +96,9 @@ class Tree:
         return self.num_nodes >= self.capacity
 
     def jitter_of(self, rows: np.ndarray) -> np.ndarray:
-        """float32 [len(rows), A] (a broadcast view): the jitter of each of `rows` (TreeStack.jitter_of)."""
-        return np.broadcast_to(self.jitter, (len(rows), self.num_actions))
+        """What to add to the value rows of `rows`: float32 [A], the one tree's jitter (it
+        broadcasts; TreeStack.jitter_of gives a row per node)."""
+        return self.jitter
 
     def jitter_at(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """float32 [len(rows)]: the jitter of each (row, action) pair."""
