@@ -402,8 +402,6 @@ def _store(searches: list[Search]):
     return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
 
 
-
-
 def descend_trees(searches: list[Search]) -> list[Leaf]:
     """One descent in each search at once (`Search.descend`): every level is one argmax over
     the cached value rows of all the searches still descending, then the new leaves' nodes,
