@@ -28,7 +28,9 @@ def test_host_ab_replays_one_checkout_against_itself_pair_by_pair(tmp_path):
     assert row["pairs"] == 2 and len(row["base_ms_per_leaf"]) == 2 and len(row["new_ms_per_leaf"]) == 2
     assert all(ms > 0 for ms in row["base_ms_per_leaf"] + row["new_ms_per_leaf"])
     assert row["ratio_min"] <= row["ratio_median"] <= row["ratio_max"]
-    assert "B / A pair by pair" in proc.stdout
+    assert row["base_fastest"] == min(row["base_ms_per_leaf"]) and row["new_fastest"] == min(row["new_ms_per_leaf"])
+    assert row["ratio_fastest"] == row["new_fastest"] / row["base_fastest"]
+    assert "B / A pair by pair" in proc.stdout and "fastest replays" in proc.stdout
 
 
 def test_host_replay_names_an_unreadable_record_and_stops():
