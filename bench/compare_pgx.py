@@ -27,6 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gojax.bench import bench_playouts, device_description, versions  # noqa: E402
+from gojax.runtime import enable_gpu_graphs  # noqa: E402
 
 
 def bench_pgx(board: int, batch: int, repeats: int, seed: int = 0) -> dict:
@@ -76,6 +77,9 @@ def main() -> int:
                     help="pgx on 19x19 takes minutes per batch on a CPU: larger batches are skipped")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = ap.parse_args()
+    # On a GPU, the kernels as `gojax` runs them (gojax/runtime.py); the flag is the process's, so
+    # pgx runs under it too.
+    enable_gpu_graphs()
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for board in args.boards:

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from gojax.bench import bench_playouts, grid_arguments  # noqa: E402
 from gojax.kernels.playout import PlayoutConfig  # noqa: E402
+from gojax.runtime import enable_gpu_graphs  # noqa: E402
 
 
 def main() -> None:
@@ -26,6 +27,7 @@ def main() -> None:
     ap.add_argument("--cycle-window", type=int, default=PlayoutConfig.cycle_window,
                     help="PlayoutConfig.cycle_window for both policies; 0 turns the ko-cycle stop off")
     args = ap.parse_args()
+    enable_gpu_graphs()  # on a GPU, time the kernels as `gojax` runs them (gojax/runtime.py)
     rows = []
     config = PlayoutConfig(policy="mogo", cycle_window=args.cycle_window)
     for size, batch in grid(args):

@@ -24,6 +24,7 @@ import jax  # noqa: E402
 from gojax.kernels.geometry import Geometry  # noqa: E402
 from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
 from gojax.kernels.policy import RULES  # noqa: E402
+from gojax.runtime import enable_gpu_graphs  # noqa: E402
 
 
 def main() -> None:
@@ -33,6 +34,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--out", default=None, help="append the JSON lines here")
     args = ap.parse_args()
+    enable_gpu_graphs()  # on a GPU, time the kernels as `gojax` runs them (gojax/runtime.py)
     name, value = args.setting.split("=")
     base = PlayoutConfig(policy="mogo", mercy=0.25)
     configs = {"mogo": base, args.setting: dataclasses.replace(base, **{name: type(getattr(base, name))(value)})}

@@ -23,8 +23,12 @@ from gojax.kernels.policy import RULES
 
 
 def device_description() -> str:
-    """e.g. 'gpu: NVIDIA H100 x1' or 'cpu: AMD EPYC 7B13 (2 cores) x1'."""
+    """e.g. 'gpu: NVIDIA H100 x1 (CUDA graphs)' or 'cpu: AMD EPYC 7B13 (2 cores) x1'.  A GPU's
+    says whether its while loops ran in CUDA graphs (gojax/runtime.py), as `gojax` runs them."""
     d = jax.devices()[0]
+    if d.platform == "gpu":
+        from gojax.runtime import gpu_graphs_on
+        return f"gpu: {d.device_kind} x{jax.device_count()} ({'CUDA graphs' if gpu_graphs_on() else 'no CUDA graphs'})"
     if d.platform != "cpu":
         return f"{d.platform}: {d.device_kind} x{jax.device_count()}"
     name = platform.machine()

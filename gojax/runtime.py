@@ -117,6 +117,15 @@ def enable_gpu_graphs(force: bool = False) -> bool:
     return True
 
 
+def gpu_graphs_on() -> bool:
+    """Whether $XLA_FLAGS puts XLA's while loops in CUDA graphs (WHILE among the command-buffer
+    types): how a GPU figure was measured, which its reports say (gojax.bench.device_description)."""
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith("--xla_gpu_enable_command_buffer="):
+            return "WHILE" in flag.split("=", 1)[1].upper().split(",")
+    return False
+
+
 def compile_cache_dir() -> str | None:
     """Where `gojax gtp` and `gojax evaluate` keep compiled XLA executables between runs:
     $GOJAX_COMPILE_CACHE, else ~/.cache/gojax/xla; None when $GOJAX_COMPILE_CACHE is "off" or

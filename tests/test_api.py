@@ -147,6 +147,18 @@ print(json.dumps(dict(cpu=cpu, forced=forced, twice=twice, n=n, flags=os.environ
     assert json.loads(proc.stdout.strip().splitlines()[-1])["flags"] == own
 
 
+def test_gpu_graphs_on_reads_whether_while_loops_are_captured(monkeypatch):
+    """What a GPU figure's device line says (gojax.bench.device_description): on with WHILE among
+    the command-buffer types (gojax's own flag, or a user's in any case), off without the flag
+    or with a user's opt-out."""
+    from gojax.runtime import GPU_COMMAND_BUFFERS, gpu_graphs_on
+    for flags, on in [("", False), ("--xla_gpu_enable_command_buffer=FUSION", False),
+                      (f"--xla_gpu_enable_command_buffer={GPU_COMMAND_BUFFERS}", True),
+                      ("--xla_force_host_platform_device_count=2 --xla_gpu_enable_command_buffer=while,fusion", True)]:
+        monkeypatch.setenv("XLA_FLAGS", flags)
+        assert gpu_graphs_on() is on, flags
+
+
 def test_bench_search_starts_from_game_records_and_names_a_bad_one(tmp_path, capsys):
     import json
 

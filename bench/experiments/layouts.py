@@ -28,6 +28,7 @@ from gojax.kernels.geometry import Geometry  # noqa: E402
 from gojax.kernels.host import Board  # noqa: E402
 from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts  # noqa: E402
 from gojax.kernels.state import from_host  # noqa: E402
+from gojax.runtime import enable_gpu_graphs  # noqa: E402
 
 
 def measure(size: int, batch: int, repeats: int) -> dict:
@@ -69,6 +70,7 @@ def main() -> None:
     ap, grid = grid_arguments(__doc__.splitlines()[0],
                               os.path.join(os.path.dirname(__file__), "results", "layouts.md"))
     args = ap.parse_args()
+    enable_gpu_graphs()  # on a GPU, time the kernels as `gojax` runs them (gojax/runtime.py)
     rows = []
     for size, batch in grid(args):
         r = measure(size, batch, args.repeats)
