@@ -20,17 +20,16 @@ import numpy as np
 from gojax.kernels.geometry import Geometry
 from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts
 from gojax.kernels.policy import RULES
+from gojax.runtime import gpu_graphs_on
 
 
 def device_description() -> str:
     """e.g. 'gpu: NVIDIA H100 x1 (CUDA graphs)' or 'cpu: AMD EPYC 7B13 (2 cores) x1'.  A GPU's
     says whether its while loops ran in CUDA graphs (gojax/runtime.py), as `gojax` runs them."""
     d = jax.devices()[0]
-    if d.platform == "gpu":
-        from gojax.runtime import gpu_graphs_on
-        return f"gpu: {d.device_kind} x{jax.device_count()} ({'CUDA graphs' if gpu_graphs_on() else 'no CUDA graphs'})"
     if d.platform != "cpu":
-        return f"{d.platform}: {d.device_kind} x{jax.device_count()}"
+        graphs = "" if d.platform != "gpu" else " (CUDA graphs)" if gpu_graphs_on() else " (no CUDA graphs)"
+        return f"{d.platform}: {d.device_kind} x{jax.device_count()}{graphs}"
     name = platform.machine()
     try:
         with open("/proc/cpuinfo") as f:

@@ -214,8 +214,7 @@ class Simulator:
         """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
-        _, verdicts, _ = self._prepare(boards + [boards[0]] * (rows - len(boards)))
-        return self._unpack(jax.device_get(verdicts))
+        return self._verdicts_on(boards + [boards[0]] * (rows - len(boards)))
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
         """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
@@ -229,10 +228,7 @@ class Simulator:
             block = boards[i:i + VERDICT_BLOCK]
             n = len(block)
             rows = bucket(n)
-            with jax.default_device(cpu) if cpu is not None else contextlib.nullcontext():
-                v = leaf_verdicts(packed_fields(block + [block[0]] * (rows - n)), self.with_prior, self.with_pattern,
-                                  self.shape_tables(block[0].size, cpu))
-            v = self._unpack(np.asarray(v))
+            v = self._verdicts_on(block + [block[0]] * (rows - n), cpu)
             blocks.append(v if rows == n else LeafVerdicts(*(None if x is None else x[:n] for x in v)))
         if len(blocks) == 1:
             return blocks[0]
@@ -271,7 +267,8 @@ class Simulator:
             if g != 1:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
-        states, verdicts, prior = self._prepare(boards)
+        states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
+                                                self.shape_tables(boards[0].size))
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -280,11 +277,13 @@ class Simulator:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=prior)
 
-    def _prepare(self, boards: list[Board], device=None):
-        """prepare_round of `boards` (padded by the caller) with this simulator's verdicts, the
-        shape tables on `device` (None: the default device, where the call runs)."""
-        return prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
-                             self.shape_tables(boards[0].size, device))
+    def _verdicts_on(self, boards: list[Board], device=None) -> LeafVerdicts:
+        """leaf_verdicts of `boards` (padded by the caller) computed on `device` (None: the
+        default device), as numpy."""
+        with jax.default_device(device) if device is not None else contextlib.nullcontext():
+            packed = leaf_verdicts(packed_fields(boards), self.with_prior, self.with_pattern,
+                                   self.shape_tables(boards[0].size, device))
+        return self._unpack(np.asarray(packed))
 
     def _unpack(self, rows: np.ndarray) -> LeafVerdicts:
         """The packed verdicts of one of this simulator's calls, as LeafVerdicts."""

@@ -37,4 +37,3 @@ def test_host_replay_names_an_unreadable_record_and_stops():
     proc = _run("bench/host_replay.py", "--sgf", "no/such/game.sgf")
     assert proc.returncode != 0
     assert "no/such/game.sgf" in proc.stderr and "Traceback" not in proc.stderr
-
