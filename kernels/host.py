@@ -111,6 +111,8 @@ class Board:
         self.hash = np.uint64(0)
         self.seen: set[int] = {0}  # hashes of every position so far (positional superko)
         self.peak_stones = 0  # most stones on the board in any position of `seen`
+        # Every point a capture has emptied: only a move there can repeat a position of `seen`.
+        self.emptied: frozenset[int] = frozenset()
         self.moves: list[tuple[int, int | None]] = []  # (colour, point or None for pass)
         self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
 
@@ -305,12 +307,16 @@ class Board:
         return [p for p in points if p not in repeats] if repeats else points
 
     def superko_repeats(self, legal: np.ndarray, capture: np.ndarray) -> set[int]:
-        """The points of the device's `legal` mask that repeat an earlier position.  The Zobrist
-        hash after each move is one XOR for a plain move; for a capture, `captures_by` on a
-        list of the stones says which stones leave."""
-        seen, color = self.seen, self.to_play
+        """The points of the device's `legal` mask that repeat an earlier position.  Only a
+        point in `emptied` can: the new stone stood there in that position, and since then a
+        capture took it off (stones leave the board no other way).  The Zobrist hash after a
+        move there is one XOR for a plain move; for a capture, `captures_by` on a list of the
+        stones says which stones leave."""
+        seen, color, emptied = self.seen, self.to_play, self.emptied
         repeats = set()
-        takes = np.flatnonzero(legal & capture).tolist()
+        if not emptied:
+            return repeats
+        takes = [p for p in np.flatnonzero(legal & capture).tolist() if p in emptied]
         if takes:
             after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, int(self.hash)
             for p in takes:
@@ -319,9 +325,8 @@ class Board:
                     repeats.add(p)
                 after[p] = EMPTY
         if not self.plain_moves_are_new():
-            plain = np.flatnonzero(legal & ~capture)
-            after = self.hash ^ zobrist_table(self.size * self.size)[color, plain]
-            repeats |= {p for p, h in zip(plain.tolist(), after.tolist()) if h in seen}
+            z, h0 = _zobrist_ints(len(legal))[color], int(self.hash)
+            repeats.update(p for p in np.flatnonzero(legal & ~capture).tolist() if p in emptied and h0 ^ z[p] in seen)
         return repeats
 
     def plain_moves_are_new(self) -> bool:
@@ -379,6 +384,8 @@ class Board:
                 self.ko = q
         self.stones, self.hash = stones, h
         self.seen.add(int(h))
+        if captured:
+            self.emptied = self.emptied.union(captured)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
         self.captures[color] += len(captured)
         self.passes = 0

@@ -379,8 +379,8 @@ def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray
     only captures or plain moves that recreate a position can make."""
     mask = np.array(legal, bool)  # a copy: the superko repeats come off
     captures = (mask & capture).any(1).tolist()
-    for i, board in enumerate(boards):  # most positions: no capture, and no plain move can repeat
-        if captures[i] or not board.plain_moves_are_new():
+    for i, board in enumerate(boards):  # most: no capture yet, or none now and no plain move can repeat
+        if board.emptied and (captures[i] or not board.plain_moves_are_new()):
             mask[i, list(board.superko_repeats(mask[i], capture[i]))] = False
     set_legal_rows(store, nodes, boards, mask, pass_always)
 
