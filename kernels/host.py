@@ -126,12 +126,23 @@ class Board:
         b.captures = dict(self.captures)
         return b
 
-    def after(self, p: int | None) -> Board:
+    def after(self, p: int | None, plain: bool = False) -> Board:
         """The position after the side to move plays p (None = pass), as a new board; this one
-        is unchanged.  Raises IllegalMove as `play` does.  `copy` then `play` without copying
-        the stones twice: the search makes one board per new leaf this way."""
+        is unchanged.  Raises IllegalMove as `play` does.  The search makes one board per new
+        leaf this way.  `plain`: the caller knows that p is legal and captures nothing (the
+        tree's device masks say so), and the legality and capture tests are skipped."""
         b = Board.__new__(Board)
         b.__dict__ = self.__dict__.copy()
+        if plain:
+            color, h = self.to_play, int(self.hash) ^ _zobrist_ints(len(self.stones))[self.to_play][p]
+            b.stones = self.stones.copy()
+            b.stones[p] = color
+            b.hash, b.ko, b.passes, b.to_play = np.uint64(h), None, 0, opponent(color)
+            b.seen = self.seen | {h}
+            b.moves = self.moves + [(color, p)]
+            b.captures = dict(self.captures)
+            b.peak_stones = max(self.peak_stones, int(np.count_nonzero(b.stones)))
+            return b
         if p is None:  # a pass keeps the stones array, and `place` writes into it
             b.stones = self.stones.copy()
         b.seen = set(self.seen)
@@ -285,7 +296,7 @@ class Board:
         if color == self.to_play and self.ko is not None:
             ok[self.ko] = False
         points = np.flatnonzero(ok)
-        if not superko:
+        if not superko or not self.emptied:  # no move can repeat a position (superko_repeats)
             return points.tolist()
         z = zobrist_table(self.size * self.size)
         after = self.hash ^ z[color, points]  # [n] hashes after the move, before captures

@@ -165,7 +165,7 @@ class Search:
             nodes.append(child)
         board = tree.boards[nodes[-1]]
         if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
-            board = board.after(None if a == tree.pass_action else a)
+            board = board.after(None if a == tree.pass_action else a, plain=tree.plain[nodes[-1], a])
             if not tree.full and tree.sims[nodes[-1]] >= params.expand_after:
                 nodes.append(tree.add(board, nodes[-1], a, lazy=True))
         leaf = Leaf(nodes, actions, board)
@@ -383,6 +383,7 @@ def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray
         if board.emptied and (captures[i] or not board.plain_moves_are_new()):
             mask[i, list(board.superko_repeats(mask[i], capture[i]))] = False
     set_legal_rows(store, nodes, boards, mask, pass_always)
+    store.plain[nodes, :store.pass_action] = mask & ~capture
 
 
 def _leaf_rows(leaves: list[list[Leaf]], starts: list[int]) -> np.ndarray:
@@ -465,7 +466,7 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         board = tree.boards[paths[j][-1]]
         if j in expand:
             a = expand[j]
-            board = board.after(None if a == tree.pass_action else a)
+            board = board.after(None if a == tree.pass_action else a, plain=store.plain[paths[j][-1] + offs[j], a])
             if not tree.full and tree.sims[paths[j][-1]] >= params.expand_after:
                 which.append(j)
                 parents.append(paths[j][-1])

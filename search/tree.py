@@ -5,6 +5,9 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   na[i, a], wa[i, a]  AMAF N~(s,a) and win sum (Q~ = wa / na)
   prior[i, a]         heuristic H(s,a) from the mover's view (for display)
   legal[i, a]         bool: legal under positional superko
+  plain[i, a]         bool: legal and known to capture nothing (from the device's masks; False
+                      where the host filled legal[i]): the descent's new board then skips the
+                      capture test (Board.after)
   value[i, a]         the tree policy's value of the action for the mover, plus the search's
                       tie-breaking jitter: a cache that search/select.py keeps up to date, so
                       that a descent step is one argmax
@@ -14,8 +17,8 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
   score[i]            the sum of those playouts' final scores (Black's area - White's - komi)
   over[i]             bool: the node's position ends the game (two passes): descents stop there
-Bytes per node: 29 * (P + 1) + 28, plus the host board the node keeps (about 1-2 KB):
-9x9 2,406 B + board, 19x19 10,526 B + board.
+Bytes per node: 30 * (P + 1) + 28, plus the host board the node keeps (about 1-2 KB):
+9x9 2,488 B + board, 19x19 10,888 B + board.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 
 from gojax.kernels.host import Board
 
-NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "child", "node_n", "sims", "wins", "score", "to_play",
+NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "plain", "child", "node_n", "sims", "wins", "score", "to_play",
                "parent", "parent_action", "initialised", "legal_ready", "over")  # every per-node array, indexed [node, ...]
 
 
@@ -49,7 +52,7 @@ def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
         "n": _zeros(shape, np.float32), "w": _zeros(shape, np.float32),
         "na": _zeros(shape, np.float32), "wa": _zeros(shape, np.float32),
         "prior": _zeros(shape, np.float32), "value": _zeros(shape, np.float32),
-        "legal": _zeros(shape, bool), "child": _zeros(shape, np.int32),
+        "legal": _zeros(shape, bool), "plain": _zeros(shape, bool), "child": _zeros(shape, np.int32),
         "node_n": _zeros(rows, np.float32), "sims": _zeros(rows, np.float32),
         "wins": _zeros(rows, np.float32), "score": _zeros(rows, np.float32),
         "to_play": _zeros(rows, np.int8),

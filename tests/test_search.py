@@ -137,7 +137,7 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 29 * 50 + 28  # docs: 29 (P + 1) + 28
+    assert search.tree.bytes_per_node() == 30 * 50 + 28  # docs: 30 (P + 1) + 28
 
 
 @pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}])
