@@ -13,7 +13,7 @@ from gojax.search.backup import backup_round, reference_backup
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 from gojax.search.priors import mogo_values
-from gojax.search.select import action_values, edge_value, edge_values, per_edge, refresh
+from gojax.search.select import _pick, action_values, edge_value, edge_values, per_edge, refresh
 from gojax.search.tree import NODE_ARRAYS
 from tests.helpers import board
 
@@ -138,6 +138,19 @@ def test_node_budget_holds_and_search_still_runs():
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
     assert search.tree.bytes_per_node() == 30 * 50 + 28  # docs: 30 (P + 1) + 28
+
+
+def test_pick_is_np_where_bit_for_bit():
+    """The value rows' branch-free select gives np.where's bits: infinities, signed zeros and
+    NaNs included, with an array or a number for the second choice."""
+    rng = np.random.default_rng(3)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1.0, 0.5], np.float32)
+    a = np.concatenate([special, rng.normal(size=200).astype(np.float32)]).reshape(4, -1)
+    b = rng.permutation(a.ravel()).reshape(a.shape)
+    mask = rng.random(a.shape) < 0.5
+    assert _pick(mask, a, b).tobytes() == np.where(mask, a, b).tobytes()
+    for number in (1.0, -np.inf, 0.7):
+        assert _pick(mask, a, number).tobytes() == np.where(mask, a, np.float32(number)).tobytes()
 
 
 @pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}])
