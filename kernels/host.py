@@ -108,7 +108,7 @@ class Board:
         self.to_play = BLACK
         self.ko: int | None = None  # simple-ko point forbidden to `to_play`
         self.passes = 0  # consecutive passes
-        self.hash = np.uint64(0)
+        self.hash = 0  # Zobrist hash of the stones (an int: the search's XORs on ints are cheaper)
         self.seen: set[int] = {0}  # hashes of every position so far (positional superko)
         self.peak_stones = 0  # most stones on the board in any position of `seen`
         # Every point a capture has emptied: only a move there can repeat a position of `seen`.
@@ -134,10 +134,10 @@ class Board:
         b = Board.__new__(Board)
         b.__dict__ = self.__dict__.copy()
         if plain:
-            color, h = self.to_play, int(self.hash) ^ _zobrist_ints(len(self.stones))[self.to_play][p]
+            color, h = self.to_play, self.hash ^ _zobrist_ints(len(self.stones))[self.to_play][p]
             b.stones = self.stones.copy()
             b.stones[p] = color
-            b.hash, b.ko, b.passes, b.to_play = np.uint64(h), None, 0, opponent(color)
+            b.hash, b.ko, b.passes, b.to_play = h, None, 0, opponent(color)
             b.seen = self.seen | {h}
             b.moves = self.moves + [(color, p)]
             b.captures = dict(self.captures)
@@ -164,15 +164,15 @@ class Board:
                 b.stones[(size - 1 - i) * size + col] = _FROM_ASCII[ch]
         b.to_play = to_play
         b.hash = b._compute_hash()
-        b.seen = {int(b.hash)}
+        b.seen = {b.hash}
         b.peak_stones = int(np.count_nonzero(b.stones))
         return b
 
-    def _compute_hash(self) -> np.uint64:
-        z = zobrist_table(self.size * self.size)
-        h = np.uint64(0)
-        for p in np.flatnonzero(self.stones):
-            h ^= z[self.stones[p], p]
+    def _compute_hash(self) -> int:
+        z = _zobrist_ints(self.size * self.size)
+        h = 0
+        for p in np.flatnonzero(self.stones).tolist():
+            h ^= z[self.stones[p]][p]
         return h
 
     # --- groups ------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ class Board:
         stones[p] = color
         if captured:
             stones[captured] = EMPTY
-        return stones, captured, np.uint64(_hash_after(int(self.hash), len(after), color, p, captured))
+        return stones, captured, np.uint64(_hash_after(self.hash, len(after), color, p, captured))
 
     # --- legality ----------------------------------------------------------------------------
     def is_legal(self, p: int | None, color: int | None = None, superko: bool = True) -> bool:
@@ -329,14 +329,14 @@ class Board:
             return repeats
         takes = [p for p in np.flatnonzero(legal & capture).tolist() if p in emptied]
         if takes:
-            after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, int(self.hash)
+            after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, self.hash
             for p in takes:
                 after[p] = color
                 if _hash_after(h0, len(after), color, p, captures_by(after, nbrs, p)) in seen:  # legal: never None
                     repeats.add(p)
                 after[p] = EMPTY
         if not self.plain_moves_are_new():
-            z, h0 = _zobrist_ints(len(legal))[color], int(self.hash)
+            z, h0 = _zobrist_ints(len(legal))[color], self.hash
             repeats.update(p for p in np.flatnonzero(legal & ~capture).tolist() if p in emptied and h0 ^ z[p] in seen)
         return repeats
 
@@ -393,8 +393,8 @@ class Board:
             q, opp = captured[0], opponent(color)
             if all(r == q or stones[r] == opp for r in self.geometry.neighbors[p]):
                 self.ko = q
-        self.stones, self.hash = stones, h
-        self.seen.add(int(h))
+        self.stones, self.hash = stones, int(h)
+        self.seen.add(self.hash)
         if captured:
             self.emptied = self.emptied.union(captured)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
@@ -429,7 +429,7 @@ class Board:
         for p in points:
             self.stones[p] = color
         self.hash = self._compute_hash()
-        self.seen.add(int(self.hash))
+        self.seen.add(self.hash)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(self.stones)))
         self.ko = None
 

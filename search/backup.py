@@ -181,8 +181,10 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     open_ = legal.copy()
     open_[excl_pair, excl_point] = False
     colour = (tree.to_play[s] == 2).astype(np.int64)
-    count = np.where(open_, np.asarray(amaf_count, np.float32)[li, colour], np.float32(0.0))
-    won = np.where(open_, np.asarray(amaf_wins, np.float32)[li, colour], np.float32(0.0))
+    # Times the open mask, not np.where (which branches per element): the tables are finite
+    # and never negative, so this keeps each value or gives +0.0, the same bits.
+    count = np.asarray(amaf_count, np.float32)[li, colour] * open_
+    won = np.asarray(amaf_wins, np.float32)[li, colour] * open_
     ci, cp = np.asarray(cred_pair, np.int64), np.asarray(cred_point, np.int64)
     keep = legal[ci, cp]
     ci, cp = ci[keep], cp[keep]
