@@ -145,10 +145,11 @@ def test_pick_is_np_where_bit_for_bit():
     NaNs included, with an array or a number for the second choice."""
     rng = np.random.default_rng(3)
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1.0, 0.5], np.float32)
-    a = np.concatenate([special, rng.normal(size=200).astype(np.float32)]).reshape(4, -1)
+    a = np.concatenate([np.tile(special, 100), rng.normal(size=8000).astype(np.float32)]).reshape(100, -1)
     b = rng.permutation(a.ravel()).reshape(a.shape)
     mask = rng.random(a.shape) < 0.5
     assert _pick(mask, a, b).tobytes() == np.where(mask, a, b).tobytes()
+    assert _pick(mask[:2], a[:2], b[:2]).tobytes() == np.where(mask[:2], a[:2], b[:2]).tobytes()  # a few rows
     for number in (1.0, -np.inf, 0.7):
         assert _pick(mask, a, number).tobytes() == np.where(mask, a, np.float32(number)).tobytes()
 
