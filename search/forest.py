@@ -19,9 +19,11 @@ on every path at once; the new nodes' legal masks, their priors, the backup with
 credits and the refresh of the touched values are one call each.  Each round's leaf verdicts
 (legal masks, MoGo codes) come back ahead of its playouts, and the next round starts by giving
 that round's new nodes their priors from them (`_ready`), so its descents find them ready.  What
-stays a Python loop is per leaf: playing the leaf's move on a copy of its host board and its
-superko check.  A node that a descent reaches after an earlier descent of the same round made
-it has no verdicts yet: the descent gets them from compiled code on the host's CPU
+stays a Python loop is per leaf: playing the leaf's move on a copy of its host board (without a
+capture test where the device's masks say the move captures nothing: Tree.plain) and its superko
+check (only at points a capture has emptied: Board.emptied).  A node that a descent reaches
+after an earlier descent of the same round made it has no verdicts yet: the descent gets them
+from compiled code on the host's CPU
 (Simulator.verdicts_now; `in_flight`: such a descent may instead take the parent's next best
 action, or stop there; `waves`: the round's descents in waves, the device giving each wave's
 new nodes their verdicts before the next; bench/results/forest/README.md).

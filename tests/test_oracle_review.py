@@ -75,3 +75,21 @@ def test_amaf_rank_puts_uncredited_points_last_and_splits_ties():
     assert amaf_rank(value, legal, 10) == 1.0
     assert amaf_rank(value, legal, 20) == 2.5  # tied with 30 for second and third
     assert amaf_rank(value, legal, 40) == 4.5  # after every credited point, tied with 50
+
+
+def test_root_parallel_summary_counts_oracle_moves_and_losses():
+    """bench/root_parallel.py: a choice the oracle valued with enough playouts costs the oracle's
+    best value less its own; an unvalued one is left out of the mean, not counted as zero."""
+    from bench.root_parallel import loss, summarise
+    top = [["E5", 0.60, 9000], ["D4", 0.55, 800], ["C3", 0.10, 20]]
+    rows = [dict(oracle_move="E5", oracle_top=top, trees=["E5", "D4"], one="E5", merged="E5", big="E5",
+                 simulations=10, tree_count=2),
+            dict(oracle_move="E5", oracle_top=top, trees=["D4", "C3"], one="D4", merged="C3", big="E5",
+                 simulations=10, tree_count=2)]
+    assert loss(rows[0], "D4", 500) == pytest.approx(0.05) and loss(rows[0], "C3", 500) is None
+    s = summarise(rows, 500)
+    assert s["one"] == dict(oracle_move=0.5, stderr=0.3536, valued=2, mean_loss_where_valued=0.025)
+    assert s["merged"]["valued"] == 1 and s["merged"]["mean_loss_where_valued"] == 0.0
+    assert s["big"]["oracle_move"] == 1.0 and s["trees_all_agree"] == 0.0
+    assert s["merged_differs_from_tree0"] == 1
+    assert s["where_they_differ"] == dict(merged_is_oracle=0, tree0_is_oracle=0)
