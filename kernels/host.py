@@ -426,8 +426,11 @@ class Board:
 
     def place(self, points: Iterable[int], color: int) -> None:
         """Set up stones (handicap, SGF AB/AW): no captures, no move recorded."""
+        points = list(points)
         for p in points:
             self.stones[p] = color
+        if color == EMPTY:  # stones taken off by hand: as a capture would (superko_repeats)
+            self.emptied = self.emptied.union(points)
         self.hash = self._compute_hash()
         self.seen.add(self.hash)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(self.stones)))

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gojax.kernels.geometry import BLACK, WHITE
+from gojax.kernels.geometry import BLACK, EMPTY, WHITE
 from gojax.kernels.host import Board, IllegalMove
 
 
@@ -101,6 +101,19 @@ def test_a_move_that_captures_nothing_can_still_repeat_a_position():
     fresh = Board(3)
     fresh.play(0)
     assert fresh.plain_moves_are_new()
+
+
+def test_a_stone_taken_off_by_hand_counts_as_emptied_for_superko():
+    """Board.place(points, EMPTY) takes stones off without a capture; playing there again can
+    still repeat a position, so the superko test must look there."""
+    b = Board(3)
+    b.play(0)  # Black A1: the position "A1 black" is in `seen`
+    b.place([0], EMPTY)
+    b.play(None)  # White passes; Black to move on the empty board
+    assert b.emptied == {0}
+    assert 0 not in b.legal_points() and not b.is_legal(0)
+    legal = np.ones(9, bool)
+    assert b.superko_repeats(legal, np.zeros(9, bool)) == {0}
 
 
 def test_superko_repeats_equal_playing_each_move_out():
