@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 
+from gojax.kernels.geometry import BLACK, WHITE
 from gojax.kernels.host import Board
 from gojax.kernels.playout import run_playouts
 from gojax.kernels.state import batch_from_host
@@ -187,6 +188,24 @@ def test_cached_values_follow_the_statistics(kw):
     for _ in range(4):
         search.descend()  # virtual loss on, not yet backed up
     check(1)
+
+
+def test_tree_reuse_needs_the_same_side_to_move():
+    """One colour moving twice (GTP `genmove b` twice, or `play b` then `genmove b`) leaves the
+    stones of a node in the tree with the other side to move: that node's legal moves,
+    statistics and plain-move masks are the other side's, so the search starts a fresh root."""
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=1)
+    game = Board(7)
+    search = Search(game, params)
+    me = search.run(simulations=256, stop_early=False).move
+    game.play(me)
+    again = game.copy()
+    again.to_play, again.ko = BLACK, None  # what Player.think does for a second black move
+    assert not search.advance(again) and search.tree.num_nodes == 1
+    assert int(search.tree.to_play[search.root]) == search.root_board.to_play == BLACK
+    game_on = Board(7)
+    game_on.play(me)
+    assert not search.advance(game_on) and int(search.tree.to_play[search.root]) == WHITE  # and back
 
 
 def test_tree_reuse_keeps_the_played_subtree():
