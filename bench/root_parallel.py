@@ -47,10 +47,6 @@ def cases(review: str, every: int, skip: int) -> list[dict]:
     return rows[::every]
 
 
-def gtp(board, move: int | None) -> str:
-    return "PASS" if move is None else board.geometry.to_gtp(move)
-
-
 def search_batch(folder: str, chunk: list[dict], first: int, params, trees: int, simulations: int) -> list[dict]:
     """The three ways' choices for a chunk of reviewed positions (index first, first + 1, ..)."""
     boards = [position(folder, r["game"], r["ply"])[0] for r in chunk]
@@ -59,14 +55,17 @@ def search_batch(folder: str, chunk: list[dict], first: int, params, trees: int,
                     [dataclasses.replace(params, seed=s + t) for s in seeds for t in range(trees)])
     small = forest.run(simulations)
     big = Forest(boards, [dataclasses.replace(params, seed=s) for s in seeds]).run(trees * simulations)
+    geometry = boards[0].geometry  # one board size per match
+
+    def gtp(move: int | None) -> str:  # the review's spelling: "D4", "PASS"
+        return geometry.to_gtp(move).upper()
     out = []
-    for i, (r, board) in enumerate(zip(chunk, boards)):
+    for i, r in enumerate(chunk):
         mine = small[i * trees:(i + 1) * trees]
         merged, _ = merge_roots(mine, forest.searches[i * trees:(i + 1) * trees])
         out.append(dict(game=r["game"], ply=r["ply"], oracle_move=r["oracle_move"], oracle_top=r["top"],
-                        trees=[gtp(board, x.move) for x in mine], one=gtp(board, mine[0].move),
-                        merged=gtp(board, merged.move), big=gtp(board, big[i].move),
-                        simulations=simulations, tree_count=trees))
+                        trees=[gtp(x.move) for x in mine], one=gtp(mine[0].move), merged=gtp(merged.move),
+                        big=gtp(big[i].move), simulations=simulations, tree_count=trees))
     return out
 
 

@@ -28,13 +28,14 @@ def _pick(mask: np.ndarray, a: np.ndarray, b) -> np.ndarray:
     """np.where(mask, a, b) for float32 `a` and `b` (an array of a's shape, or a number), as bit
     operations: np.where branches per element, and the tree's masks (which actions have MC or
     AMAF data) are scattered enough to make it several times slower.  The same bits."""
+    b = np.float32(b) if np.ndim(b) == 0 else b
     if mask.size < 6000:  # a few dozen rows (a lone search's): np.where's one call is cheaper
-        return np.where(mask, a, np.float32(b) if np.ndim(b) == 0 else b)
+        return np.where(mask, a, b)
     bits = mask.view(np.uint8).astype(np.uint32)
     np.negative(bits, out=bits)  # all ones where mask
     kept = a.view(np.uint32) & bits
     np.invert(bits, out=bits)
-    bits &= (np.float32(b) if np.ndim(b) == 0 else b).view(np.uint32)
+    bits &= b.view(np.uint32)
     bits |= kept
     return bits.view(np.float32)
 
