@@ -43,6 +43,13 @@ step 150 "forest 9x9 G=256 K=8" $PY -m gojax bench --search --trees 256 --board 
 # work per leaf, three more small device calls per round; slower on a CPU backend).
 step 150 "forest 9x9 G=256 waves=4" $PY -m gojax bench --search --trees 256 --board 9 --simulations $FOREST_SIMS \
   --waves 4 --repeats 2 --no-progress --json
+# A lone search (gojax gtp's default shape) with its playouts on the GPU, on the host's CPU, and
+# on whichever of the two `--playout-device auto` (gojax gtp's default) times faster at warm-up:
+# on a GPU each small call waits on its playout loop's latency.
+for d in default cpu auto; do
+  step 120 "search 9x9 $SIMS L8 K4 playouts on $d" $PY -m gojax bench --search --board 9 --simulations $SIMS \
+    --playout-device $d --repeats 2 --no-progress --json
+done
 # Forests from move 30 of eight real games (their trees are narrower: more host work per leaf),
 # and the host's own cost per leaf on this machine's core, with the device's results replayed.
 GAMES=bench/results/strength/pachi_3000_m25/games

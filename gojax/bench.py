@@ -23,13 +23,15 @@ from gojax.kernels.policy import RULES
 from gojax.runtime import gpu_graphs_on
 
 
-def device_description() -> str:
-    """e.g. 'gpu: NVIDIA H100 x1 (CUDA graphs)' or 'cpu: AMD EPYC 7B13 (2 cores) x1'.  A GPU's
-    says whether its while loops ran in CUDA graphs (gojax/runtime.py), as `gojax` runs them."""
-    d = jax.devices()[0]
+def device_description(device=None) -> str:
+    """e.g. 'gpu: NVIDIA H100 x1 (CUDA graphs)' or 'cpu: AMD EPYC 7B13 (2 cores) x1': `device`
+    (a Simulator.device), or JAX's default devices for None.  A GPU's says whether its while
+    loops ran in CUDA graphs (gojax/runtime.py), as `gojax` runs them."""
+    d = device or jax.devices()[0]
+    count = 1 if device is not None else jax.device_count()
     if d.platform != "cpu":
         graphs = "" if d.platform != "gpu" else " (CUDA graphs)" if gpu_graphs_on() else " (no CUDA graphs)"
-        return f"{d.platform}: {d.device_kind} x{jax.device_count()}{graphs}"
+        return f"{d.platform}: {d.device_kind} x{count}{graphs}"
     name = platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -37,7 +39,7 @@ def device_description() -> str:
     except OSError:
         pass
     import os
-    return f"cpu: {name} ({os.cpu_count()} cores) x{jax.device_count()}"
+    return f"cpu: {name} ({os.cpu_count()} cores) x{count}"
 
 
 def versions() -> dict:
@@ -196,18 +198,29 @@ def record_positions(paths: list[str], move: int | None = None) -> list:
     return out
 
 
+def _simulator(params, board, trees: int, playout_device: str):
+    """The Simulator of a benchmark, its playouts on `playout_device` (search/device.PLAYOUT_DEVICES:
+    for "auto" it times the candidates from `board` and keeps the faster); with the milliseconds
+    per call on each candidate when it chose, else None."""
+    from gojax.search.device import Simulator, playout_candidates
+    candidates = playout_candidates(playout_device)
+    simulator = Simulator(params, device=candidates[0])
+    return simulator, simulator.choose_device(board, trees, candidates) if len(candidates) > 1 else None
+
+
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
-                 progress: bool = True, positions: list | None = None) -> dict:
+                 progress: bool = True, positions: list | None = None, playout_device: str = "default") -> dict:
     """Time full searches (fresh tree each) from bench_positions (or `positions`, boards of one
-    size); report medians."""
-    from gojax.search.device import Simulator
+    size), their playouts on `playout_device` (search/device.PLAYOUT_DEVICES); report medians."""
     from gojax.search.mcts import Search
     from gojax.search.params import SearchParams
     params = params or SearchParams()
     positions = positions or bench_positions(board)
     board = positions[0].size
-    simulator = Simulator(params)
-    compile_sec = simulator.warm_up(positions[0])
+    t0 = time.perf_counter()
+    simulator, device_ms = _simulator(params, positions[0], 1, playout_device)
+    simulator.warm_up(positions[0])
+    compile_sec = time.perf_counter() - t0
     rows = []
     bar = _progress(len(positions) * repeats, f"search {board}x{board}", progress)
     for _i, pos in enumerate(positions):
@@ -245,12 +258,14 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         # simulations the number of rounds is what strength depends on (bench/README.md).
         "rounds": rounds,
         "compile_sec": compile_sec, "compile_included": False,
-        "device": device_description(), **versions(),
+        "device": device_description(simulator.device), "playout_device": playout_device,
+        **({"device_ms_per_call": device_ms} if device_ms else {}), **versions(),
     }
 
 
 def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params=None, repeats: int = 3,
-                 policy_repeats: int = 3, progress: bool = True, positions: list | None = None) -> dict:
+                 policy_repeats: int = 3, progress: bool = True, positions: list | None = None,
+                 playout_device: str = "default") -> dict:
     """G trees searched together (search/forest.py): aggregate simulations/s, the host's CPU
     per leaf, the share of wall time spent waiting for the device; and beside it, in the same
     run, the same number of device calls with no host work between them: the ceiling.  The
@@ -265,12 +280,13 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     boards = [positions[g % len(positions)] for g in range(trees)]
     plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(trees)]
     t0 = time.perf_counter()
-    Forest(boards, plist).run(params.batch, stop_early=False)  # compile
+    simulator, device_ms = _simulator(params, boards[0], trees, playout_device)
+    Forest(boards, plist, simulator).run(params.batch, stop_early=False)  # compile
     compile_sec = time.perf_counter() - t0
     rows = []
     bar = _progress(repeats, f"forest {board}x{board} G={trees}", progress)
     for _ in range(repeats):
-        forest = Forest(boards, plist)
+        forest = Forest(boards, plist, simulator)
         forest.run(simulations, stop_early=False)
         rows.append(forest.last_timing)
         bar.update(1)
@@ -299,8 +315,18 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
         "device_wait_fraction": med([r["device_wait_seconds"] / r["seconds"] for r in rows]),
         "ceiling_playouts_per_sec": ceiling["playouts_per_sec"],
         "fraction_of_ceiling": sims_per_sec / ceiling["playouts_per_sec"],
-        "compile_sec": compile_sec, "device": device_description(), **versions(),
+        "compile_sec": compile_sec, "device": device_description(simulator.device), "playout_device": playout_device,
+        **({"device_ms_per_call": device_ms} if device_ms else {}), **versions(),
     }
+
+
+def _device_choice(r: dict) -> list[str]:
+    """The report's line on --playout-device auto's timings, if it chose."""
+    times = r.get("device_ms_per_call")
+    if not times:
+        return []
+    return ["  playouts on     " + ", ".join(f"{name} {ms:.1f} ms per call" for name, ms in times.items())
+            + " (--playout-device auto: the first, timed at warm-up)"]
 
 
 def format_forest_report(r: dict) -> str:
@@ -317,7 +343,7 @@ def format_forest_report(r: dict) -> str:
         f"  host CPU        {r['host_cpu_ms_per_leaf']:.3f} ms per leaf; waiting for the device"
         f" {r['device_wait_fraction']:.0%} of wall time",
         f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",
-    ])
+    ] + _device_choice(r))
 
 
 def format_search_report(r: dict) -> str:
@@ -338,4 +364,4 @@ def format_search_report(r: dict) -> str:
         f"  tree            {r['nodes']:.0f} nodes, depth {r['max_depth']:.0f} (medians);"
         f" {r['rounds']:.0f} device calls (rounds) per search",
         f"  compile         {r['compile_sec']:.2f} s (not in the figures above)",
-    ])
+    ] + _device_choice(r))

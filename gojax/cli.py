@@ -83,6 +83,7 @@ def _add_bench(sub):
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
     _add_cpu_threads(p, "1 with --search of at most {small} boards per call on a CPU backend, else every core")
+    _add_playout_device(p, "default")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=positive_int, default=3000, help="simulations (playouts) per search")
@@ -95,6 +96,15 @@ def _add_bench(sub):
     s.add_argument("--move", type=int, default=None, metavar="N", help="with --sgf: moves to replay (default: all)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
+
+
+def _add_playout_device(p, default: str) -> None:
+    from gojax.search.device import PLAYOUT_DEVICES
+    p.add_argument("--playout-device", choices=PLAYOUT_DEVICES, default=default,
+                   help="where the playouts run: default = JAX's default device (a GPU where there is one); cpu ="
+                        " the host's CPU, where a lone search's small calls can take less time than on a GPU; auto ="
+                        " whichever of the two plays this search's calls faster, timed at warm-up (the same as"
+                        f" default on a machine without an accelerator; default: {default})")
 
 
 def _add_cpu_threads(p, default: str) -> None:
@@ -153,6 +163,8 @@ def search_params(args, **overrides):
 def _run_bench(args) -> int:
     from gojax.bench import bench_playouts, format_report, record_positions
     positions = None
+    if args.playout_device != "default" and not args.search:
+        raise SystemExit("gojax bench: --playout-device needs --search (bare playouts run on the default device)")
     if args.sgf:
         if not args.search:
             raise SystemExit("gojax bench: --sgf needs --search (playouts are timed from the empty board)")
@@ -163,7 +175,7 @@ def _run_bench(args) -> int:
     if args.search and args.trees:
         from gojax.bench import bench_forest, format_forest_report
         r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,
-                         progress=not args.no_progress, positions=positions)
+                         progress=not args.no_progress, positions=positions, playout_device=args.playout_device)
         if positions:
             r.update(sgf=args.sgf, move=args.move)
         print(format_forest_report(r))
@@ -173,7 +185,7 @@ def _run_bench(args) -> int:
     if args.search:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
-                         progress=not args.no_progress, positions=positions)
+                         progress=not args.no_progress, positions=positions, playout_device=args.playout_device)
         if positions:
             r.update(sgf=args.sgf, move=args.move)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
@@ -212,6 +224,7 @@ def _add_gtp(sub):
                    help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
     p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
     _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
+    _add_playout_device(p, "auto")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
 
@@ -232,7 +245,7 @@ def _run_gtp(args) -> int:
     from gojax.player import Player, PlayerOptions
     options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
-                            verbose=not args.quiet, trees=args.trees)
+                            verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device)
     player = Player(args.size, args.komi, params, options)
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
@@ -590,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
     if args.command in ("gtp", "analysis") or (args.command == "bench" and args.search):
         boards = args.leaves * args.playouts_per_leaf * (getattr(args, "trees", None) or 1)
-    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards)  # before any backend exists
+    on_cpu = getattr(args, "playout_device", "default") != "default"
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu)  # before any backend exists
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied
     return args.func(args)

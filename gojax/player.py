@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 
 import jax
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from gojax import judge
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
-from gojax.search.device import Simulator
+from gojax.search.device import Simulator, playout_candidates
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.search.timecontrol import Clock
@@ -67,6 +68,7 @@ class PlayerOptions:
     log: object = sys.stderr  # where search summaries go (never stdout: GTP owns it)
     verbose: bool = True
     trees: int = 1  # root parallelisation: this many trees (seeds seed .. seed + T - 1) share the budget
+    playout_device: str = "default"  # where the playouts run: search/device.PLAYOUT_DEVICES ("auto" at warm-up)
 
 
 class Player:
@@ -77,7 +79,8 @@ class Player:
         self.params = params
         self.tree = tree
         self.options = PlayerOptions() if options is None else options
-        self.simulator = Simulator(params)
+        self._devices = playout_candidates(self.options.playout_device)  # ValueError for a bad choice
+        self.simulator = Simulator(params, device=self._devices[0])
         self.clock = Clock()
         self._judged = None  # ((position hash, komi, rules), Judgement)
         self.komi = komi
@@ -132,13 +135,25 @@ class Player:
     def set_rules(self, rules: str) -> None:
         """How a finished game is counted (SearchParams.rules): "chinese" or "tromp-taylor"."""
         self.params = dataclasses.replace(self.params, rules=rules)  # validates
-        self.simulator = Simulator(self.params)
+        self.simulator = Simulator(self.params, device=self.simulator.device)
         self.search = None
 
     # --- thinking ----------------------------------------------------------------------------
     def warm_up(self) -> float:
-        """Compile the device kernels for this board size and batch shape (seconds taken)."""
-        return self.simulator.warm_up(self.board, self.options.trees)
+        """Compile the device kernels for this board size and batch shape (seconds taken); with
+        the playout device "auto" on a machine with an accelerator, on both candidates, keeping
+        the faster for this search's calls (said on the log)."""
+        t0 = time.perf_counter()
+        if len(self._devices) == 1:
+            self.simulator.warm_up(self.board, self.options.trees)
+        else:
+            times = self.simulator.choose_device(self.board, self.options.trees, self._devices)
+            chosen, *others = times.items()
+            print(f"[gojax] playouts on {chosen[0]}: {chosen[1]:.1f} ms per call of "
+                  f"{self.options.trees} x {self.params.leaves} leaves x {self.params.playouts_per_leaf} playouts"
+                  + "".join(f", against {ms:.1f} ms on {name}" for name, ms in others),
+                  file=self.options.log, flush=True)
+        return time.perf_counter() - t0
 
     def _search_for(self, board: Board) -> Search:
         if self.search is None or self.search.size != board.size:

@@ -87,13 +87,15 @@ def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool) -> int:
     return 1 if on_cpu and boards_per_call is not None and boards_per_call <= SMALL_BATCH else 0
 
 
-def configure_cpu_threads(requested: int | None, boards_per_call: int | None) -> int | None:
+def configure_cpu_threads(requested: int | None, boards_per_call: int | None,
+                          playouts_on_cpu: bool = False) -> int | None:
     """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread
-    for a search of at most SMALL_BATCH boards per device call on a CPU backend, every core
-    otherwise).  boards_per_call: L x K for search commands, None for the others.  Returns the
-    limit applied, None if none."""
+    for a search of at most SMALL_BATCH boards per device call on a CPU backend, or whose
+    playouts may run on the CPU beside an accelerator (`playouts_on_cpu`: --playout-device cpu
+    or auto), every core otherwise).  boards_per_call: L x K for search commands, None for the
+    others.  Returns the limit applied, None if none."""
     if requested is None:
-        requested = auto_cpu_threads(boards_per_call, backend_is_cpu())
+        requested = auto_cpu_threads(boards_per_call, playouts_on_cpu or backend_is_cpu())
     if requested and limit_cpu_threads(requested):
         return requested
     return None
@@ -142,14 +144,14 @@ def enable_compile_cache(path: str) -> None:
 
 
 def configure_process(compile_cache: bool, cpu_threads: int | None = None,
-                      boards_per_call: int | None = None) -> int | None:
+                      boards_per_call: int | None = None, playouts_on_cpu: bool = False) -> int | None:
     """A gojax process's JAX settings, before anything creates a backend: GPU graphs, the
     compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads); returns
     the thread limit applied."""
     enable_gpu_graphs()
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
-    return configure_cpu_threads(cpu_threads, boards_per_call)
+    return configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu)
 
 
 def start_worker(cpu_threads: int | None = None) -> None:

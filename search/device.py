@@ -17,6 +17,11 @@ round.  The dispatch needs its own thread because on a GPU a call whose playout 
 `while_loop` blocks its caller until the loop ends (XLA reads the loop condition back on the
 host every iteration); the wait needs another, or the next dispatch would queue behind it
 (docs/history.md has the timings).
+
+Where the playouts run (`Simulator.device`): JAX's default device(s), or the host's CPU.  A lone
+search's calls are small (L x K = 32 boards), and on a GPU such a call waits on the latency of
+its playout loop's iterations, longer than the host's CPU takes to play it (README, Current
+figures); `PLAYOUT_DEVICES` names the choices and `Simulator.choose_device` times them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import statistics
 import time
 from typing import NamedTuple
 
@@ -167,6 +173,37 @@ def _cpu_device():
         return None
 
 
+# --playout-device: "default", JAX's default device(s) (a GPU where there is one, the rows split
+# over every local device); "cpu", the host's CPU; "auto", whichever of the two plays the
+# search's own call shape in less time, timed when it warms up (Simulator.choose_device).
+PLAYOUT_DEVICES = ("auto", "default", "cpu")
+
+
+def playout_candidates(choice: str) -> list:
+    """The devices `choice` (PLAYOUT_DEVICES) lets the playouts run on, as Simulator.device
+    values (None: JAX's default device); one where the default device is the CPU already.
+    ValueError for an unknown choice, or "cpu" where JAX runs without its CPU backend."""
+    if choice not in PLAYOUT_DEVICES:
+        raise ValueError(f"playout device {choice!r}: one of {', '.join(PLAYOUT_DEVICES)}")
+    cpu = _cpu_device()
+    if choice == "default":
+        return [None]
+    if cpu is None:
+        if choice == "cpu":
+            raise ValueError("playout device cpu: JAX runs without its CPU backend here (JAX_PLATFORMS)")
+        return [None]
+    if choice == "cpu" or jax.devices()[0].platform == "cpu":
+        return [cpu]
+    return [None, cpu]
+
+
+def device_name(device) -> str:
+    """A Simulator.device as a person reads it: 'cpu', 'gpu x1' (None: JAX's default devices)."""
+    if device is None:
+        return f"{jax.devices()[0].platform} x{jax.device_count()}"
+    return device.platform
+
+
 class Submitted(NamedTuple):
     """A round on its way: futures of its LeafVerdicts (None unless asked for) and its result."""
     verdicts: concurrent.futures.Future | None
@@ -178,7 +215,10 @@ class Simulator:
     owns the CMC tables (device arrays [2, P, P]): each round's pair statistics are added to
     them on the device, over one game (one tree)."""
 
-    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None):
+    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None):
+        """`device`: the jax Device the playouts run on; None: JAX's default device, the rows
+        split over every local device."""
+        self.device = device
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
         self.config = config or params.playout_config()
@@ -190,12 +230,16 @@ class Simulator:
         self.shape_model = params.shape_model if sums else None
         self.with_pattern = params.uses_shapes and not sums
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
-        # The CMC tables feed each round into the next: one device, calls in order.
-        self.devices = 1 if self.config.cmc_prob > 0 else jax.device_count()
         self.cmc = None
         self._cmc_size = None
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
+
+    @property
+    def devices(self) -> int:
+        """The devices a round's rows are split over: one for a chosen device, and with CMC (its
+        tables feed each round into the next: one device, calls in order)."""
+        return 1 if self.device is not None or self.config.cmc_prob > 0 else jax.device_count()
 
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
         """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`
@@ -214,7 +258,7 @@ class Simulator:
         """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
-        return self._verdicts_on(boards + [boards[0]] * (rows - len(boards)))
+        return self._verdicts_on(boards + [boards[0]] * (rows - len(boards)), self.device)
 
     def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
         """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
@@ -254,6 +298,10 @@ class Simulator:
             raise
 
     def _play(self, rows, keys, calls, pools, prepared) -> PlayoutResult:
+        with jax.default_device(self.device) if self.device is not None else contextlib.nullcontext():
+            return self._play_here(rows, keys, calls, pools, prepared)
+
+    def _play_here(self, rows, keys, calls, pools, prepared) -> PlayoutResult:
         g, L = len(rows), self.leaves
         boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
         pool = None
@@ -268,7 +316,7 @@ class Simulator:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
         states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
-                                                self.shape_tables(boards[0].size))
+                                                self.shape_tables(boards[0].size, self.device))
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -328,3 +376,25 @@ class Simulator:
                 self.verdicts_now([board] * n)
         self.new_game()
         return time.perf_counter() - t0
+
+    def choose_device(self, board: Board, trees: int, candidates: list, calls: int = 8) -> dict[str, float]:
+        """Warm up on each of `candidates` (Simulator.device values) and keep the one that plays
+        a round of `trees` trees from `board` in the least time: the median of `calls` calls
+        one after another, each waited for, as a search waits for its rounds.  Returns the
+        milliseconds per call by device_name, fastest first."""
+        g = bucket(trees)
+        rows, keys = [[board] * self.leaves] * g, np.zeros((g, 2), np.uint32)
+        times = []
+        for device in candidates:
+            self.device = device
+            self.warm_up(board, trees)
+            took = []
+            for c in range(calls):
+                t0 = time.perf_counter()
+                jax.block_until_ready(self.dispatch(rows, keys, [c] * g).wins)
+                took.append(time.perf_counter() - t0)
+            times.append((1e3 * statistics.median(took), device))
+        times.sort(key=lambda t: t[0])
+        self.device = times[0][1]
+        self.new_game()
+        return {device_name(d): ms for ms, d in times}

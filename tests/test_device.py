@@ -1,0 +1,74 @@
+"""Where the playouts run (--playout-device): JAX's default device, the host's CPU, or the faster
+of the two for the search's own calls.  On this suite's machines both are the CPU, so a search
+must come out the same whichever is named, and the timing must pick one of them."""
+
+import io
+
+import jax
+import pytest
+
+from gojax.kernels.geometry import BLACK
+from gojax.kernels.host import Board
+from gojax.player import Player, PlayerOptions
+from gojax.search.device import Simulator, device_name, playout_candidates
+from gojax.search.mcts import Search
+from gojax.search.params import SearchParams
+
+
+def position() -> Board:
+    b = Board(7)
+    for v in ("D4", "C3", "E5"):
+        b.play(b.geometry.from_gtp(v))
+    return b
+
+
+def summary(r):
+    return r.move, [(m.move, m.visits, round(m.q, 6) if m.q == m.q else None) for m in r.moves], round(r.root_value, 6)
+
+
+def test_the_choices_name_the_default_device_and_the_hosts_cpu():
+    cpu = jax.devices("cpu")[0]
+    assert playout_candidates("default") == [None]
+    assert playout_candidates("cpu") == [cpu]
+    # Without an accelerator the default device is the CPU: nothing to choose between.
+    assert playout_candidates("auto") == [cpu]
+    assert device_name(None) == "cpu x1" and device_name(cpu) == "cpu"
+    with pytest.raises(ValueError, match="one of auto, default, cpu"):
+        playout_candidates("tpu")
+
+
+@pytest.mark.parametrize("fields", [{}, {"cmc_prob": 0.5, "policy": "uniform"}, {"prior": "mogo"}])
+def test_a_search_on_the_named_cpu_is_the_default_devices_search(fields):
+    """The playouts, the round's verdicts, the shape prior's tables and the CMC tables all follow
+    the simulator's device."""
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=3, **fields)
+    default = Search(position(), params).run(simulations=96, stop_early=False)
+    cpu = Simulator(params, device=jax.devices("cpu")[0])
+    assert cpu.devices == 1
+    named = Search(position(), params, cpu).run(simulations=96, stop_early=False)
+    assert summary(named) == summary(default)
+
+
+def test_auto_times_each_candidate_and_keeps_the_fastest():
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=5)
+    sim = Simulator(params)
+    cpu = jax.devices("cpu")[0]
+    times = sim.choose_device(position(), 2, [None, cpu], calls=3)
+    assert set(times) == {"cpu x1", "cpu"} and all(ms > 0 for ms in times.values())
+    assert list(times.values()) == sorted(times.values())  # fastest first, and that one kept
+    assert device_name(sim.device) == next(iter(times))
+    r = Search(position(), params, sim).run(simulations=64, stop_early=False)
+    assert summary(r) == summary(Search(position(), params).run(simulations=64, stop_early=False))
+
+
+def test_a_player_with_auto_warms_up_and_plays_where_there_is_one_device():
+    log = io.StringIO()
+    player = Player(7, options=PlayerOptions(simulations=64, playout_device="auto", log=log, verbose=False),
+                    params=SearchParams(leaves=4, playouts_per_leaf=4))
+    assert player.warm_up() > 0
+    assert "playouts on" not in log.getvalue()  # one candidate: no timing, no choice to report
+    assert player.think(BLACK).simulations == 64
+    player.set_rules("tromp-taylor")  # a new simulator keeps the device
+    assert player.simulator.device == jax.devices("cpu")[0]
+    with pytest.raises(ValueError, match="playout device"):
+        Player(7, options=PlayerOptions(playout_device="gpu0"))
