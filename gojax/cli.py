@@ -597,13 +597,15 @@ CACHED_COMMANDS = ("gtp", "evaluate", "analysis", "analyze")
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from gojax.runtime import configure_process
+    from gojax.runtime import configure_process, share_gpu_memory
     threads, boards = getattr(args, "cpu_threads", None), None
     if threads is not None and threads < 0:
         raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
     if args.command in ("gtp", "analysis") or (args.command == "bench" and args.search):
         boards = args.leaves * args.playouts_per_leaf * (getattr(args, "trees", None) or 1)
     on_cpu = getattr(args, "playout_device", "default") != "default"
+    if args.command in ("gtp", "analysis"):  # engines: often more than one process per GPU
+        share_gpu_memory()
     applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu)  # before any backend exists
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied

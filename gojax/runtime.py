@@ -154,12 +154,19 @@ def configure_process(compile_cache: bool, cpu_threads: int | None = None,
     return configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu)
 
 
+def share_gpu_memory() -> None:
+    """GPU memory taken as needed instead of XLA's default, three quarters of the device up front:
+    for processes that share a GPU (`gojax gtp` engines, two in a self-play match or one beside
+    a GUI's other engine; an analysis server; the workers of `--jobs`), whose search rounds need
+    little.  Before JAX creates its backends; $XLA_PYTHON_CLIENT_PREALLOCATE, if set, wins."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
 def start_worker(cpu_threads: int | None = None) -> None:
     """A worker process's settings (`gojax analyze --jobs`, the arena's `--jobs`): those of
-    `configure_process`, and GPU memory taken as needed, since the workers share one device and
-    XLA's default would give the first three quarters of it ($XLA_PYTHON_CLIENT_PREALLOCATE, if
-    set, wins).  ^C is the parent's to handle: it keeps what is written and ends the workers."""
+    `configure_process`, and GPU memory shared (`share_gpu_memory`).  ^C is the parent's to
+    handle: it keeps what is written and ends the workers."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    share_gpu_memory()
     configure_process(True, cpu_threads)

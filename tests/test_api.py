@@ -181,3 +181,17 @@ def test_bench_search_starts_from_game_records_and_names_a_bad_one(tmp_path, cap
         main(["bench", "--search", "--sgf", str(over), str(record)])
     assert main(["bench", "--search", "--sgf", str(over), "--move", "2", "--simulations", "32", "--leaves", "4",
                  "--playouts-per-leaf", "4", "--repeats", "1", "--json", "--no-progress"]) == 0
+
+
+def test_engines_take_gpu_memory_as_needed_unless_told_otherwise(monkeypatch):
+    """gojax gtp and gojax analysis share a GPU with other processes (two engines in a match):
+    XLA's up-front three quarters would starve the second."""
+    import os
+
+    from gojax.runtime import share_gpu_memory
+    monkeypatch.setattr(os, "environ", {})
+    share_gpu_memory()
+    assert os.environ == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    monkeypatch.setattr(os, "environ", {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+    share_gpu_memory()
+    assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true"  # the user's own setting wins
