@@ -20,8 +20,8 @@ host every iteration); the wait needs another, or the next dispatch would queue 
 
 Where the playouts run (`Simulator.device`): JAX's default device(s), or the host's CPU.  A lone
 search's calls are small (L x K = 32 boards), and on a GPU such a call waits on the latency of
-its playout loop's iterations, longer than the host's CPU takes to play it (README, Current
-figures); `PLAYOUT_DEVICES` names the choices and `Simulator.choose_device` times them.
+its playout loop's iterations, where the host's CPU may play it sooner (README, "Play it");
+`PLAYOUT_DEVICES` names the choices and `Simulator.choose_device` times them.
 """
 
 from __future__ import annotations
