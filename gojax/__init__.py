@@ -29,6 +29,7 @@ from gojax.kernels.playout import PlayoutConfig, PlayoutResult, empty_boards, ru
 from gojax.kernels.state import BoardState, batch_from_host, from_host
 from gojax.player import Player, PlayerOptions
 from gojax.runtime import enable_gpu_graphs, limit_cpu_threads
+from gojax.search.device import Simulator
 from gojax.search.mcts import MoveStats, Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
@@ -38,7 +39,7 @@ __all__ = [
     "Board", "IllegalMove",
     "BoardState", "from_host", "batch_from_host",
     "PlayoutConfig", "PlayoutResult", "run_playouts", "empty_boards",
-    "Search", "SearchParams", "SearchResult", "MoveStats",
+    "Search", "SearchParams", "SearchResult", "MoveStats", "Simulator",
     "Player", "PlayerOptions",
     "load_sgf", "board_to_sgf", "SgfError",
     "evaluate", "plot_ownership",
