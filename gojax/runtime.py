@@ -20,9 +20,14 @@ batches (`gojax bench`, `gojax evaluate`, searches of more than SMALL_BATCH boar
 want every core, so they keep the default.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
-there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment and then
-gives every thread of the process the full set back (the pool keeps its size; its thread is not
-pinned).  Linux only; elsewhere it does nothing.
+there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
+pool's threads then stay on those cores and the search's thread moves to the others: left to
+itself, Linux often runs the two on one core (each wakes the other, round after round), and a
+lone search on the 2-core CPU was 25% faster kept apart (bench/README.md, "Threads and cores").
+So that gojax processes on one machine (two engines of a match, `--jobs`) do not all put their
+pools on the first core, each claims its pool's cores (`claim_cores`: a lock per core, held for
+the process's life); where every core is claimed, nothing is pinned.  Linux only; elsewhere it
+does nothing.
 """
 
 from __future__ import annotations
@@ -46,25 +51,62 @@ def backend_is_cpu() -> bool:
 
 def limit_cpu_threads(threads: int) -> bool:
     """Create JAX's backends now with XLA's CPU thread pool limited to `threads` threads (call
-    before any JAX computation).  Returns whether the limit was applied: False where the
-    platform has no affinity call, `threads` is not below the cores this process may use, or
-    JAX's backends exist already."""
+    before any JAX computation, from the thread that will search): the pool on `threads` cores
+    this process claims (claim_cores), the calling thread and the threads it starts later on
+    the others; where no cores can be claimed, the pool is limited and nothing is pinned.
+    Returns whether the limit was applied: False where the platform has no affinity call,
+    `threads` is not below the cores this process may use, or JAX's backends exist already."""
     if not hasattr(os, "sched_setaffinity") or threads < 1 or _backends_exist():
         return False
     allowed = os.sched_getaffinity(0)
     if threads >= len(allowed):
         return False
-    os.sched_setaffinity(0, set(sorted(allowed)[:threads]))
+    own = claim_cores(allowed, threads)
+    os.sched_setaffinity(0, own or set(sorted(allowed)[:threads]))
     try:
         import jax
         jax.devices()  # creates the clients; the CPU client sizes its pool from the affinity now
     finally:
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                os.sched_setaffinity(int(tid), allowed)
-            except OSError:  # a thread that has ended since the listing
-                pass
+        if own:  # the threads JAX made keep the claimed cores; this thread takes the rest
+            os.sched_setaffinity(0, allowed - own)
+        else:
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    os.sched_setaffinity(int(tid), allowed)
+                except OSError:  # a thread that has ended since the listing
+                    pass
     return True
+
+
+def claim_cores(allowed: set[int], n: int) -> set[int] | None:
+    """`n` of the `allowed` cores that no other live gojax process holds for its XLA pool, held
+    for this process's life (an exclusive lock on a file per core in $GOJAX_CORE_CLAIMS, by
+    default gojax-cores in the temporary folder; the locks go when the process ends), or None
+    when fewer than n are free."""
+    import fcntl
+    import tempfile
+    folder = os.environ.get("GOJAX_CORE_CLAIMS") or os.path.join(tempfile.gettempdir(), "gojax-cores")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    got: dict[int, int] = {}  # core -> the descriptor holding its lock
+    for core in sorted(allowed):
+        try:
+            fd = os.open(os.path.join(folder, str(core)), os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:  # a file this user may not open: not ours to claim
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        got[core] = fd
+        if len(got) == n:
+            return set(got)  # the descriptors stay open: closing one would free its core
+    for fd in got.values():
+        os.close(fd)
+    return None
 
 
 def _backends_exist() -> bool:

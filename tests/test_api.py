@@ -73,30 +73,72 @@ def test_policy_flags_reach_the_search_parameters():
         search_params(build_parser().parse_args(["gtp", "--pool-prob", "1.5"]))
 
 
-def test_one_xla_cpu_thread_is_set_before_jax_starts_and_every_thread_keeps_every_core():
-    """gojax/runtime.py in a fresh process: the limit applies once, before the backends exist,
-    and no thread stays pinned to the core used while the CPU client was created."""
-    import subprocess
-    import sys
-    code = """
-import os, json
+_LIMIT_ONE_THREAD = """
+import os, json, sys, threading
 from gojax import runtime
 allowed = os.sched_getaffinity(0)
+me = threading.get_native_id()
+before = set(map(int, os.listdir('/proc/self/task'))) - {me}
 first = runtime.limit_cpu_threads(1)
 again = runtime.limit_cpu_threads(1)
 import jax, jax.numpy as jnp
 total = int(jnp.arange(10).sum())
-masks = {tid: sorted(os.sched_getaffinity(int(tid))) for tid in os.listdir('/proc/self/task')}
-print(json.dumps(dict(cores=len(allowed), first=first, again=again, total=total,
-                      pinned=[t for t, m in masks.items() if set(m) != allowed])))
+masks = {int(tid): sorted(os.sched_getaffinity(int(tid))) for tid in os.listdir('/proc/self/task')}
+print(json.dumps(dict(cores=sorted(allowed), first=first, again=again, total=total, mine=masks.pop(me),
+                      others=sorted(set(tuple(m) for t, m in masks.items() if t not in before)),
+                      earlier=sorted(set(tuple(masks[t]) for t in before if t in masks)))), flush=True)
+sys.stdin.readline()  # hold the claim until told
 """
-    env = dict(__import__("os").environ, JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def _limited_process(claims: str):
+    """A fresh process that limits XLA's CPU pool to one thread (claims in folder `claims`),
+    reports the threads' cores and holds its claim until its stdin is written to."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, JAX_PLATFORMS="cpu", GOJAX_CORE_CLAIMS=claims)
+    return subprocess.Popen([sys.executable, "-c", _LIMIT_ONE_THREAD], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _report(proc) -> dict:
     import json
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert r["total"] == 45 and r["again"] is False and r["pinned"] == []
-    assert r["first"] is (r["cores"] > 1)
+    line = proc.stdout.readline()
+    assert line, proc.stderr.read()[-2000:]
+    return json.loads(line)
+
+
+def test_one_xla_cpu_thread_on_a_core_of_its_own_and_the_search_on_the_others(tmp_path):
+    """gojax/runtime.py in fresh processes: the limit applies once, before the backends exist;
+    the threads JAX made keep the core the process claimed and the calling thread (the search)
+    the other cores; a second process claims another core, and a process that finds every core
+    claimed pins nothing."""
+    first = _limited_process(str(tmp_path))
+    a = _report(first)
+    assert a["total"] == 45 and a["again"] is False
+    cores = a["cores"]
+    if len(cores) == 1:  # nothing to keep apart
+        assert a["first"] is False
+        first.communicate("\n")
+        return
+    assert a["first"] is True
+    assert a["others"] == [[cores[0]]] and a["mine"] == cores[1:]
+    assert a["earlier"] in ([], [cores])  # threads started before (at import) keep every core
+    second = _limited_process(str(tmp_path))
+    b = _report(second)
+    assert b["others"] == [[cores[1]]] and b["mine"] == [c for c in cores if c != cores[1]]
+    if len(cores) == 2:  # both cores claimed: a third keeps every thread on every core
+        third = _limited_process(str(tmp_path))
+        c = _report(third)
+        assert c["first"] is True and c["mine"] == cores and c["others"] == [cores]
+        third.communicate("\n")
+    for proc in (first, second):
+        proc.communicate("\n")
+        assert proc.returncode == 0
+    again = _limited_process(str(tmp_path))  # the claims went with their processes
+    assert _report(again)["others"] == [[cores[0]]]
+    again.communicate("\n")
 
 
 def test_the_backend_is_the_cpu_when_jax_platforms_says_so(monkeypatch):
