@@ -52,8 +52,9 @@ def backend_is_cpu() -> bool:
 def limit_cpu_threads(threads: int) -> bool:
     """Create JAX's backends now with XLA's CPU thread pool limited to `threads` threads (call
     before any JAX computation, from the thread that will search): the pool on `threads` cores
-    this process claims (claim_cores), the calling thread and the threads it starts later on
-    the others; where no cores can be claimed, the pool is limited and nothing is pinned.
+    this process claims (claim_cores), the calling thread and the threads and processes it
+    starts later on the others; where no cores can be claimed, the pool is limited and nothing
+    is pinned.
     Returns whether the limit was applied: False where the platform has no affinity call,
     `threads` is not below the cores this process may use, or JAX's backends exist already."""
     if not hasattr(os, "sched_setaffinity") or threads < 1 or _backends_exist():
