@@ -23,7 +23,7 @@ XLA sizes its CPU thread pool from the process's CPU affinity when the client is
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
 pool's threads then stay on those cores and the search's thread moves to the others: left to
 itself, Linux often runs the two on one core (each wakes the other, round after round), and a
-lone search on the 2-core CPU was 25% faster kept apart (bench/README.md, "Threads and cores").
+lone search on the 2-core CPU was about 1.2x as fast kept apart (bench/README.md, "Threads and cores").
 So that gojax processes on one machine (two engines of a match, `--jobs`) do not all put their
 pools on the first core, each claims its pool's cores (`claim_cores`: a lock per core, held for
 the process's life); where every core is claimed, nothing is pinned.  Linux only; elsewhere it
