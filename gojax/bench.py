@@ -351,8 +351,7 @@ def format_search_report(r: dict) -> str:
         f"gojax bench --search: {r['board']}x{r['board']}, {r['simulations']} simulations per search,"
         f" {r['positions']} positions x {r['repeats']}",
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})"
-        + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else "")
-        + (f", the search thread on cores {r['search_thread_cores']}" if r.get("search_thread_cores") else ""),
+        + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else ""),
         f"  batch shape     L={r['leaves']} leaves x K={r['playouts_per_leaf']} playouts per device call;"
         f" {r['selection']}, prior {r['prior']}; {r.get('policy', 'mogo')} playouts, mercy {r.get('mercy', 0):g}",
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",

@@ -189,8 +189,6 @@ def _run_bench(args) -> int:
         if positions:
             r.update(sgf=args.sgf, move=args.move)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
-        if hasattr(os, "sched_getaffinity"):  # fewer than every core: the playouts' thread has the others
-            r["search_thread_cores"] = sorted(os.sched_getaffinity(0))
         print(format_search_report(r))
         if args.json:
             print(json.dumps(r))

@@ -21,13 +21,13 @@ want every core, so they keep the default.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
-pool's threads then stay on those cores and the search's thread moves to the others: left to
-itself, Linux often runs the two on one core (each wakes the other, round after round), and a
-lone search on the 2-core CPU was about 1.2x as fast kept apart (bench/README.md, "Threads and cores").
-So that gojax processes on one machine (two engines of a match, `--jobs`) do not all put their
-pools on the first core, each claims its pool's cores (`claim_cores`: a lock per core, held for
-the process's life); where every core is claimed, nothing is pinned.  Linux only; elsewhere it
-does nothing.
+pool's threads then stay on those cores, and the calling (search) thread gets every core back:
+left to itself, Linux often ran the playouts' thread on the search thread's core (each wakes
+the other, round after round), and with the pool held on its core a lone search on the 2-core
+CPU was about 1.2x as fast (bench/README.md, "Threads and cores").  So that gojax processes on
+one machine (two engines of a match, `--jobs`) do not all put their pools on the first core,
+each claims its pool's cores (`claim_cores`: a lock per core, held for the process's life);
+where every core is claimed, nothing is pinned.  Linux only; elsewhere it does nothing.
 """
 
 from __future__ import annotations
@@ -51,10 +51,9 @@ def backend_is_cpu() -> bool:
 
 def limit_cpu_threads(threads: int) -> bool:
     """Create JAX's backends now with XLA's CPU thread pool limited to `threads` threads (call
-    before any JAX computation, from the thread that will search): the pool on `threads` cores
-    this process claims (claim_cores), the calling thread and the threads and processes it
-    starts later on the others; where no cores can be claimed, the pool is limited and nothing
-    is pinned.
+    before any JAX computation): the pool's threads held on `threads` cores this process claims
+    (claim_cores), every other thread left on every core; where no cores can be claimed, the
+    pool is limited and nothing is pinned.
     Returns whether the limit was applied: False where the platform has no affinity call,
     `threads` is not below the cores this process may use, or JAX's backends exist already."""
     if not hasattr(os, "sched_setaffinity") or threads < 1 or _backends_exist():
@@ -68,8 +67,8 @@ def limit_cpu_threads(threads: int) -> bool:
         import jax
         jax.devices()  # creates the clients; the CPU client sizes its pool from the affinity now
     finally:
-        if own:  # the threads JAX made keep the claimed cores; this thread takes the rest
-            os.sched_setaffinity(0, allowed - own)
+        if own:  # the threads JAX made keep the claimed cores; this thread gets every core back
+            os.sched_setaffinity(0, allowed)
         else:
             for tid in os.listdir("/proc/self/task"):
                 try:
