@@ -208,8 +208,7 @@ class Player:
 
     def last_result(self) -> SearchResult:
         """The last search's result if it was of the current position, else a new search's."""
-        root = None if self.search is None else self.search.root_board
-        if self.last is None or root is None or (root.hash, root.to_play) != (self.board.hash, self.board.to_play):
+        if self.last is None or self.search is None or not self.search.root_board.same_position(self.board):
             self.think(self.board.to_play)
         return self.last
 

@@ -116,6 +116,11 @@ class Board:
         self.moves: list[tuple[int, int | None]] = []  # (colour, point or None for pass)
         self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
 
+    def same_position(self, other: Board) -> bool:
+        """The same stones (by hash), komi, side to move and ko point: what a search from either
+        sees (a colour moving twice changes the side to move, not the stones)."""
+        return (self.hash, self.komi, self.to_play, self.ko) == (other.hash, other.komi, other.to_play, other.ko)
+
     # --- construction ------------------------------------------------------------------------
     def copy(self) -> Board:
         b = Board.__new__(Board)
@@ -245,7 +250,7 @@ class Board:
         """(stones, liberties) of the chain through stone p."""
         return chain_of(self.stones, self.geometry.neighbors, p)
 
-    def try_move(self, p: int, color: int) -> tuple[np.ndarray, list[int], np.uint64]:
+    def try_move(self, p: int, color: int) -> tuple[np.ndarray, list[int], int]:
         """Stones after `color` plays p, the captured points and the new hash; raises on illegal."""
         after = self.stones.tolist()  # list reads: the capture test reads a few dozen points
         if after[p] != EMPTY:
@@ -258,7 +263,7 @@ class Board:
         stones[p] = color
         if captured:
             stones[captured] = EMPTY
-        return stones, captured, np.uint64(_hash_after(self.hash, len(after), color, p, captured))
+        return stones, captured, _hash_after(self.hash, len(after), color, p, captured)
 
     # --- legality ----------------------------------------------------------------------------
     def is_legal(self, p: int | None, color: int | None = None, superko: bool = True) -> bool:
@@ -276,7 +281,7 @@ class Board:
         if color == self.to_play and p == self.ko:
             raise IllegalMove("ko", f"{self.geometry.to_gtp(p)} retakes a ko")
         _, _, h = self.try_move(p, color)
-        if superko and int(h) in self.seen:
+        if superko and h in self.seen:
             raise IllegalMove("superko", f"{self.geometry.to_gtp(p)} repeats an earlier position")
 
     def legal_points(self, color: int | None = None, superko: bool = True) -> list[int]:
@@ -393,7 +398,7 @@ class Board:
             q, opp = captured[0], opponent(color)
             if all(r == q or stones[r] == opp for r in self.geometry.neighbors[p]):
                 self.ko = q
-        self.stones, self.hash = stones, int(h)
+        self.stones, self.hash = stones, h
         self.seen.add(self.hash)
         if captured:
             self.emptied = self.emptied.union(captured)

@@ -129,12 +129,9 @@ class Search:
                 node = int(self.tree.child[node, a]) if node >= 0 else -1
                 if node < 0:
                     break
-            kept = self.tree.boards[node] if node >= 0 else None
-            # The same position: stones (the hash), komi, and the side to move and its ko point,
-            # which a player changes when one colour moves twice (the node's legal masks,
-            # statistics and plain moves are the other side's then).
-            if kept is not None and kept.hash == board.hash and kept.komi == board.komi \
-                    and kept.to_play == board.to_play and kept.ko == board.ko:
+            # Not when one colour moved twice: the node's legal masks, statistics and plain moves
+            # are the other side's then.
+            if node >= 0 and self.tree.boards[node].same_position(board):
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
                 self.root = self.tree.reroot(node)
                 self.tree.ensure_legal(self.root)
