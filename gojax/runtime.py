@@ -6,28 +6,26 @@
 the loop condition back to the host after every iteration, unless the loop is captured in a
 CUDA graph ("command buffers" with WHILE and CONDITIONAL, not in XLA's default set).  A playout
 is a loop of moves with a liberty-recount loop inside each move, so at the small batches of a
-search the GPU mostly waits for the host.  Measured on one H100 (jax 0.11.2, 2026-11-23,
-`bench/gpu_latency.sh`): 32 MoGo playouts per call 20.2 -> 12.7 ms, a 3,000-simulation 9x9
-search at L8 x K4 1.67 -> 0.95 s (the same tree: 753 nodes, depth 14).
+search the GPU mostly waits for the host; the graphs cut a search's time by nearly half on an
+H100 (docs/history.md, 2026-11-23; `bench/gpu_latency.sh`).
 
 `cpu_threads`: how many threads XLA's CPU backend may split one kernel over.  A search sends
 small batches (L x K = 32 boards at the default shape): there every fused kernel of a playout
 move is a few microseconds of work, and splitting each over two threads costs more in hand-offs
-than it gains.  On the 2-core CPU of our benchmarks one thread plays the same 32 playouts in
-~25% less time, and leaves the other core to the search's host thread, so a whole 3,000-
-simulation search is 5-45% faster (the machine's speed drifted a lot; bench/README.md).  Big
-batches (`gojax bench`, `gojax evaluate`, searches of more than SMALL_BATCH boards per call)
-want every core, so they keep the default.
+than it gains, so one thread plays them faster and leaves the other core to the search's host
+thread (docs/history.md, "XLA's CPU thread pool").  Big batches (`gojax bench`, `gojax
+evaluate`, searches of more than SMALL_BATCH boards per call) want every core, so they keep the
+default.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
 pool's threads then stay on those cores, and the calling (search) thread gets every core back:
 left to itself, Linux often ran the playouts' thread on the search thread's core (each wakes
-the other, round after round), and with the pool held on its core a lone search on the 2-core
-CPU was about 1.2x as fast (bench/README.md, "Threads and cores").  So that gojax processes on
-one machine (two engines of a match, `--jobs`) do not all put their pools on the first core,
-each claims its pool's cores (`claim_cores`: a lock per core, held for the process's life);
-where every core is claimed, nothing is pinned.  Linux only; elsewhere it does nothing.
+the other, round after round), which slowed a lone search (bench/README.md,
+"Threads and cores").  So that gojax processes on one machine (two engines of a match,
+`--jobs`) do not all put their pools on the first core, each claims its pool's cores
+(`claim_cores`: a lock per core, held for the process's life); where every core is claimed,
+nothing is pinned.  Linux only; elsewhere it does nothing.
 """
 
 from __future__ import annotations
@@ -118,9 +116,9 @@ def _backends_exist() -> bool:
         return False
 
 
-# Searches at most this many boards per device call run on one XLA thread by default.  Measured
-# on the 2-core CPU (3,000-simulation searches, alternating runs): 32 and 64 boards faster on
-# one thread, 256 (L16 x K16: 1.12-1.16 s vs 1.34-1.52 s) faster on both.
+# Searches at most this many boards per device call run on one XLA thread by default: on the
+# 2-core CPU 32 and 64 boards ran faster on one thread, 256 on both (docs/history.md, "XLA's
+# CPU thread pool").
 SMALL_BATCH = 64
 
 
@@ -173,8 +171,8 @@ def gpu_graphs_on() -> bool:
 def compile_cache_dir() -> str | None:
     """Where `gojax gtp` and `gojax evaluate` keep compiled XLA executables between runs:
     $GOJAX_COMPILE_CACHE, else ~/.cache/gojax/xla; None when $GOJAX_COMPILE_CACHE is "off" or
-    empty.  A GTP engine restarted by a GUI or a match then skips most of its compile (on this
-    2-core CPU, 9x9 at L8 x K4: 7.5 s -> 2.5 s)."""
+    empty.  A GTP engine restarted by a GUI or a match then skips most of its compile (docs/history.md,
+    2026-11-23)."""
     path = os.environ.get("GOJAX_COMPILE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "gojax", "xla"))
     return None if path.strip().lower() in ("", "off", "0", "none") else path
 
