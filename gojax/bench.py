@@ -209,9 +209,12 @@ def _simulator(params, board, trees: int, playout_device: str):
 
 
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
-                 progress: bool = True, positions: list | None = None, playout_device: str = "default") -> dict:
+                 progress: bool = True, positions: list | None = None, playout_device: str = "default",
+                 ready=None, alone: bool = True) -> dict:
     """Time full searches (fresh tree each) from bench_positions (or `positions`, boards of one
-    size), their playouts on `playout_device` (search/device.PLAYOUT_DEVICES); report medians."""
+    size), their playouts on `playout_device` (search/device.PLAYOUT_DEVICES); report medians.
+    `ready()`, if given, is called once compiled, before the timed searches (bench_jobs starts
+    its processes' timings together); `alone=False` skips the device-alone calls."""
     from gojax.search.mcts import Search
     from gojax.search.params import SearchParams
     params = params or SearchParams()
@@ -221,6 +224,9 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     simulator, device_ms = _simulator(params, positions[0], 1, playout_device)
     simulator.warm_up(positions[0])
     compile_sec = time.perf_counter() - t0
+    if ready is not None:
+        ready()
+    started = time.time()
     rows = []
     bar = _progress(len(positions) * repeats, f"search {board}x{board}", progress)
     for _i, pos in enumerate(positions):
@@ -229,17 +235,18 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
             rows.append(res)
             bar.update(1)
     bar.close()
+    timed = {"started": started, "ended": time.time(), "timed_simulations": sum(r.simulations for r in rows)}
     med = statistics.median
     # The device alone: as many calls of L leaves x K playouts, back to back, with no host work
     # in between.  A search that takes about this long is bound by the playouts, not the tree.
     rounds = int(med([r.simulations // params.batch for r in rows]))
-    alone = []
-    for i, pos in enumerate(positions):
+    alone_sec = []
+    for i, pos in enumerate(positions if alone else []):
         key = np.asarray(jax.random.key_data(jax.random.key(i)))[None]
         t0 = time.perf_counter()
         for c in range(rounds):
             jax.block_until_ready(simulator.dispatch([[pos] * params.leaves], key, [c]).wins)
-        alone.append(time.perf_counter() - t0)
+        alone_sec.append(time.perf_counter() - t0)
     leaves = [r.simulations // params.playouts_per_leaf for r in rows]
     return {
         "board": board, "simulations": simulations, "leaves": params.leaves,
@@ -252,24 +259,25 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         "device_wait_fraction": med([r.device_wait_seconds / r.seconds for r in rows]),
         "host_cpu_fraction": med([r.host_cpu_seconds / r.seconds for r in rows]),
         "host_cpu_ms_per_leaf": med([1e3 * r.host_cpu_seconds / n for r, n in zip(rows, leaves)]),
-        "device_alone_sec": med(alone),
+        "device_alone_sec": med(alone_sec) if alone_sec else None,
         "nodes": med([r.nodes for r in rows]), "max_depth": med([r.max_depth for r in rows]),
         # Device calls per search: each is one round of feedback to the tree, and at equal
         # simulations the number of rounds is what strength depends on (bench/README.md).
         "rounds": rounds,
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(simulator.device), "playout_device": playout_device,
-        **({"device_ms_per_call": device_ms} if device_ms else {}), **versions(),
+        **({"device_ms_per_call": device_ms} if device_ms else {}), **timed, **versions(),
     }
 
 
 def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params=None, repeats: int = 3,
                  policy_repeats: int = 3, progress: bool = True, positions: list | None = None,
-                 playout_device: str = "default") -> dict:
+                 playout_device: str = "default", ready=None) -> dict:
     """G trees searched together (search/forest.py): aggregate simulations/s, the host's CPU
     per leaf, the share of wall time spent waiting for the device; and beside it, in the same
-    run, the same number of device calls with no host work between them: the ceiling.  The
-    trees start from bench_positions (or `positions`) in turn."""
+    run, the same number of device calls with no host work between them: the ceiling
+    (`policy_repeats=0`: not measured).  The trees start from bench_positions (or `positions`)
+    in turn.  `ready()`, if given, is called once compiled, before the timed forests."""
     import dataclasses
 
     from gojax.search.forest import Forest
@@ -283,6 +291,9 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     simulator, device_ms = _simulator(params, boards[0], trees, playout_device)
     Forest(boards, plist, simulator).run(params.batch, stop_early=False)  # compile
     compile_sec = time.perf_counter() - t0
+    if ready is not None:
+        ready()
+    started = time.time()
     rows = []
     bar = _progress(repeats, f"forest {board}x{board} G={trees}", progress)
     for _ in range(repeats):
@@ -291,6 +302,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
         rows.append(forest.last_timing)
         bar.update(1)
     bar.close()
+    timed = {"started": started, "ended": time.time(), "timed_simulations": sum(r["simulations"] for r in rows)}
     med = statistics.median
     leaves = rows[0]["simulations"] // params.playouts_per_leaf
     # The device alone: the same number of rounds of G x L leaf boards (the trees' roots) x K
@@ -304,7 +316,7 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
         for c in range(rounds):
             jax.block_until_ready(forest.simulator.dispatch(rows_in, keys, [c + 1000 * rep] * trees).wins)
         alone.append(time.perf_counter() - t0)
-    ceiling = {"playouts_per_sec": trees * rounds * params.batch / med(alone)}
+    ceiling = trees * rounds * params.batch / med(alone) if alone else None
     sims_per_sec = med([r["simulations"] / r["seconds"] for r in rows])
     return {
         "board": board, "trees": trees, "simulations_per_tree": simulations, "leaves": params.leaves,
@@ -313,11 +325,111 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
         "sec_per_round_of_searches": med([r["seconds"] for r in rows]),
         "host_cpu_ms_per_leaf": med([1e3 * r["host_cpu_seconds"] / leaves for r in rows]),
         "device_wait_fraction": med([r["device_wait_seconds"] / r["seconds"] for r in rows]),
-        "ceiling_playouts_per_sec": ceiling["playouts_per_sec"],
-        "fraction_of_ceiling": sims_per_sec / ceiling["playouts_per_sec"],
+        "ceiling_playouts_per_sec": ceiling,
+        "fraction_of_ceiling": sims_per_sec / ceiling if ceiling else None,
         "compile_sec": compile_sec, "device": device_description(simulator.device), "playout_device": playout_device,
-        **({"device_ms_per_call": device_ms} if device_ms else {}), **versions(),
+        **({"device_ms_per_call": device_ms} if device_ms else {}), **timed, **versions(),
     }
+
+
+def bench_jobs(jobs: int, kind: str, kwargs: dict, setup: tuple, progress: bool = True) -> dict:
+    """`jobs` processes at once, each running bench_forest (kind "forest") or bench_search
+    ("search") with `kwargs` and its own seeds (the params' seed + i x trees), sharing the
+    device: what several engines or forests on one GPU get together.  Each process compiles,
+    then all start their timed searches at once (a barrier) and skip the device-alone calls.
+    `setup`: (cpu_threads, boards_per_call, playouts_on_cpu) for runtime.configure_process in
+    each.  Returns the processes' reports and the aggregate: the sum of their median rates, and
+    every timed simulation over the window from the first start to the last end."""
+    import multiprocessing
+    import queue as queue_errors
+    ctx = multiprocessing.get_context("spawn")  # a forked child would inherit this process's JAX runtime
+    barrier, results = ctx.Barrier(jobs), ctx.Queue()
+    procs = [ctx.Process(target=_bench_job, args=(i, kind, kwargs, setup, barrier, results), daemon=True)
+             for i in range(jobs)]
+    for proc in procs:
+        proc.start()
+    rows, failed = [None] * jobs, {}  # failed: process -> why
+    bar = _progress(2 * jobs, f"{jobs} processes: compiled, finished", progress)
+    try:
+        while sum(r is not None for r in rows) + len(failed) < jobs:
+            try:
+                i, what, value = results.get(timeout=1.0)
+            except queue_errors.Empty:
+                dead = [i for i, p in enumerate(procs) if not p.is_alive() and rows[i] is None and i not in failed]
+                if dead and results.empty():  # killed without a word (out of memory, a signal)
+                    failed.update((i, f"exited with code {procs[i].exitcode}") for i in dead)
+                    barrier.abort()
+                continue
+            bar.update(1)
+            if what == "done":
+                rows[i] = value
+            elif what == "failed":
+                failed.setdefault(i, value)
+                barrier.abort()  # the others must not wait for it
+    finally:
+        bar.close()
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+    if failed:  # the first to fail says why; the others were stopped by it
+        i, why = next(iter(failed.items()))
+        raise RuntimeError(f"bench process {i} of {jobs} failed: {why}")
+    window = max(r["ended"] for r in rows) - min(r["started"] for r in rows)
+    first = rows[0]
+    return {
+        **{k: first[k] for k in ("board", "leaves", "playouts_per_leaf", "prior", "policy", "device", "playout_device")},
+        "jobs": jobs, "kind": kind, "trees": first.get("trees"), "repeats": first["repeats"],
+        "simulations_per_sec": sum(r["simulations_per_sec"] for r in rows),
+        "window_simulations_per_sec": sum(r["timed_simulations"] for r in rows) / window,
+        "window_sec": window, "start_spread_sec": max(r["started"] for r in rows) - min(r["started"] for r in rows),
+        "processes": rows, **versions(),
+    }
+
+
+def _bench_job(index: int, kind: str, kwargs: dict, setup: tuple, barrier, results) -> None:
+    """One process of bench_jobs: its JAX settings, its benchmark, the report back on `results`."""
+    import threading
+    import traceback
+
+    from gojax.runtime import configure_process, share_gpu_memory
+    try:
+        share_gpu_memory()  # the processes share one device
+        configure_process(False, *setup)
+        from gojax.search.params import SearchParams
+        params = kwargs.get("params") or SearchParams()
+        spread = kwargs.get("trees") or 1  # each process's trees get seeds of their own
+        kwargs = {**kwargs, "params": dataclasses.replace(params, seed=params.seed + index * spread), "progress": False}
+
+        def ready():
+            results.put((index, "compiled", None))
+            barrier.wait()
+        if kind == "forest":
+            r = bench_forest(**kwargs, policy_repeats=0, ready=ready)
+        else:
+            r = bench_search(**kwargs, alone=False, ready=ready)
+        results.put((index, "done", r))
+    except threading.BrokenBarrierError:
+        results.put((index, "failed", "stopped: another process failed"))
+    except BaseException as err:  # noqa: BLE001 - reported to the parent, which names it
+        results.put((index, "failed", "".join(traceback.format_exception_only(err)).strip()
+                     + "\n" + traceback.format_exc(limit=-3)))
+
+
+def format_jobs_report(r: dict) -> str:
+    what = f"--trees {r['trees']}" if r["kind"] == "forest" else "lone searches"
+    per = [p["simulations_per_sec"] for p in r["processes"]]
+    host = [p["host_cpu_ms_per_leaf"] for p in r["processes"]]
+    return "\n".join([
+        f"gojax bench --search {what} --jobs {r['jobs']}: {r['board']}x{r['board']}, L={r['leaves']} x"
+        f" K={r['playouts_per_leaf']}, prior {r['prior']}, {r['policy']} playouts",
+        f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})",
+        f"  simulations/s   {r['simulations_per_sec']:,.0f} together (the sum of each process's median of"
+        f" {r['repeats']}); {r['window_simulations_per_sec']:,.0f} over the {r['window_sec']:.2f} s from the first"
+        f" start to the last end (starts {r['start_spread_sec']:.2f} s apart)",
+        "  per process     " + ", ".join(f"{x:,.0f}" for x in per) + " simulations/s; host CPU "
+        + ", ".join(f"{x:.3f}" for x in host) + " ms per leaf",
+    ])
 
 
 def _device_choice(r: dict) -> list[str]:

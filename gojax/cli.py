@@ -94,6 +94,10 @@ def _add_bench(sub):
                         "instead of the empty board and two random games; real games' positions cost the host more "
                         "per leaf")
     s.add_argument("--move", type=int, default=None, metavar="N", help="with --sgf: moves to replay (default: all)")
+    s.add_argument("--jobs", type=positive_int, default=1, metavar="J",
+                   help="J processes at once, each with its own searches (a forest of --trees G, or lone searches)"
+                        " and seeds, sharing the device: their aggregate simulations/s, timed together once all have"
+                        " compiled (default 1)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
 
@@ -172,6 +176,26 @@ def _run_bench(args) -> int:
             positions = record_positions(args.sgf, args.move)
         except ValueError as err:
             raise SystemExit(f"gojax bench: {err}") from None
+    if args.jobs > 1:
+        if not args.search:
+            raise SystemExit("gojax bench: --jobs needs --search (processes that share a device run searches)")
+        from gojax.bench import bench_jobs, format_jobs_report
+        kwargs = {"board": args.board, "simulations": args.simulations, "params": search_params(args),
+                  "positions": positions, "playout_device": args.playout_device}
+        if args.trees:
+            kind, kwargs = "forest", {**kwargs, "trees": args.trees, "repeats": args.repeats or 3}
+        else:
+            kind, kwargs = "search", {**kwargs, "repeats": args.repeats or 1}
+        try:
+            r = bench_jobs(args.jobs, kind, kwargs, args.job_setup, progress=not args.no_progress)
+        except RuntimeError as err:
+            raise SystemExit(f"gojax bench: {err}") from None
+        if positions:
+            r.update(sgf=args.sgf, move=args.move)
+        print(format_jobs_report(r))
+        if args.json:
+            print(json.dumps(r))
+        return 0
     if args.search and args.trees:
         from gojax.bench import bench_forest, format_forest_report
         r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,
@@ -606,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
     on_cpu = getattr(args, "playout_device", "default") != "default"
     if args.command in ("gtp", "analysis"):  # engines: often more than one process per GPU
         share_gpu_memory()
+    if getattr(args, "jobs", 1) > 1 and args.command == "bench":  # the threads are the job processes' to set
+        args.job_setup, threads = (threads, boards, on_cpu), 0
     applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu)  # before any backend exists
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied

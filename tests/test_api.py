@@ -54,6 +54,33 @@ def test_bench_search_json_has_the_fields_the_issue_names(capsys):
     assert r["xla_cpu_threads"] in ("all", 1)  # 1 only if JAX had not started in this process yet
 
 
+
+def test_bench_jobs_times_processes_together_and_names_a_failure(capsys):
+    """`gojax bench --search --jobs J`: J spawned processes, each its own forest, timed together;
+    the aggregate is their sum, and a process that fails stops the others and is named."""
+    import json
+
+    import pytest
+
+    from gojax.bench import bench_jobs
+    from gojax.cli import main
+    from gojax.search.params import SearchParams
+    assert main(["bench", "--search", "--trees", "2", "--jobs", "2", "--board", "5", "--simulations", "16",
+                 "--leaves", "2", "--playouts-per-leaf", "2", "--repeats", "1", "--json", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    r = json.loads(out.strip().splitlines()[-1])
+    assert (r["jobs"], r["kind"], r["trees"], len(r["processes"])) == (2, "forest", 2, 2)
+    assert r["simulations_per_sec"] == pytest.approx(sum(p["simulations_per_sec"] for p in r["processes"]))
+    assert all(p["timed_simulations"] == 2 * 16 and p["ceiling_playouts_per_sec"] is None for p in r["processes"])
+    assert 0 <= r["start_spread_sec"] < r["window_sec"] and r["window_simulations_per_sec"] > 0
+    assert "together" in out and "per process" in out
+    with pytest.raises(SystemExit, match="--jobs needs --search"):
+        main(["bench", "--jobs", "2"])
+    bad = {"board": 5, "simulations": 16, "trees": 2, "params": SearchParams(leaves=2, playouts_per_leaf=2),
+           "repeats": 1, "playout_device": "tpu"}
+    with pytest.raises(RuntimeError, match="bench process . of 2 failed: ValueError: playout device 'tpu'"):
+        bench_jobs(2, "forest", bad, (0, 4, False), progress=False)
+
 def test_policy_flags_reach_the_search_parameters():
     import pytest
 
