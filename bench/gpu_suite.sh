@@ -39,6 +39,10 @@ done
 # K = 4 67-33 at equal leaves (results/strength/sp_k8_2000_vs_k4_1000).
 step 150 "forest 9x9 G=256 K=8" $PY -m gojax bench --search --trees 256 --board 9 --simulations $((2 * FOREST_SIMS)) \
   --playouts-per-leaf 8 --repeats 2 --no-progress --json
+# Four such forests in four processes sharing the GPU, timed together (`--jobs`): one K = 4
+# forest is host-bound and leaves the device mostly idle.
+step 200 "4 forests 9x9 G=256 --jobs 4" $PY -m gojax bench --search --trees 256 --board 9 --simulations $FOREST_SIMS \
+  --jobs 4 --repeats 2 --no-progress --json
 # The same forest with its descents in four waves (SearchParams.waves: the same search, less host
 # work per leaf, three more small device calls per round; slower on a CPU backend).
 step 150 "forest 9x9 G=256 waves=4" $PY -m gojax bench --search --trees 256 --board 9 --simulations $FOREST_SIMS \
