@@ -54,6 +54,12 @@ for d in default cpu auto; do
   step 120 "search 9x9 $SIMS L8 K4 playouts on $d" $PY -m gojax bench --search --board 9 --simulations $SIMS \
     --playout-device $d --repeats 2 --no-progress --json
 done
+# Four such searches at once in four processes (four engines on one machine), their playouts on
+# the GPU and where `auto` puts them.
+for d in default auto; do
+  step 150 "4 searches 9x9 $SIMS L8 K4 --jobs 4, playouts on $d" $PY -m gojax bench --search --board 9 \
+    --simulations $SIMS --playout-device $d --jobs 4 --no-progress --json
+done
 # Forests from move 30 of eight real games (their trees are narrower: more host work per leaf),
 # and the host's own cost per leaf on this machine's core, with the device's results replayed.
 GAMES=bench/results/strength/pachi_3000_m25/games

@@ -429,7 +429,15 @@ def format_jobs_report(r: dict) -> str:
         f" start to the last end (starts {r['start_spread_sec']:.2f} s apart)",
         "  per process     " + ", ".join(f"{x:,.0f}" for x in per) + " simulations/s; host CPU "
         + ", ".join(f"{x:.3f}" for x in host) + " ms per leaf",
-    ])
+    ] + _jobs_devices(r))
+
+
+def _jobs_devices(r: dict) -> list[str]:
+    """The report's line on where each process's playouts ran, where --playout-device auto chose."""
+    chosen = [next(iter(p["device_ms_per_call"]), None) for p in r["processes"] if p.get("device_ms_per_call")]
+    if not chosen:
+        return []
+    return ["  playouts on     " + ", ".join(chosen) + " (--playout-device auto: each process's choice at warm-up)"]
 
 
 def _device_choice(r: dict) -> list[str]:
