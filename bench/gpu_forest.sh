@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The forest's GPU figures alone, for a lent machine with little device time left (the full set
 # is bench/gpu_suite.sh): G = 256 from real games at K = 4 (against another checkout, when BASE
-# names one), with --waves 4 and at K = 8; `gojax analyze` in one and in four processes; the
-# host's own cost per leaf on this machine's core.  Usage:
+# names one); a lone search's playouts on the GPU and where --playout-device auto puts them; four
+# forests sharing the GPU (--jobs 4); --waves 4 and K = 8; `gojax analyze` in one and in four
+# processes; the host's own cost per leaf on this machine's core.  Usage:
 #
 #     OUT=/tmp/gpu [BASE=DIR] bash bench/gpu_forest.sh [quick]
 #
@@ -41,6 +42,14 @@ if [ -n "${BASE:-}" ]; then  # in the order this, BASE, BASE, this: a drift favo
 else
   forest "G=$G real games" "$PWD" --simulations $S
 fi
+# A lone search (gojax gtp's shape) with its playouts on the GPU and where `--playout-device
+# auto` (gojax gtp's default) puts them; then four G = 256 forests sharing the GPU, timed together.
+if [ "${1:-}" = quick ]; then LONE=256; else LONE=3000; fi
+for d in default auto; do
+  step 90 "search 9x9 $LONE L8 K4 playouts on $d" $PY -m gojax bench --search --board 9 --simulations $LONE \
+    --playout-device $d --repeats 2 --no-progress --json
+done
+forest "4 x G=$G real games --jobs 4" "$PWD" --simulations $S --jobs 4 --repeats 2
 forest "G=$G real games waves=4" "$PWD" --simulations $S --waves 4
 forest "G=$G real games K=8" "$PWD" --simulations $((2 * S)) --playouts-per-leaf 8
 analyze_jobs $S 150  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
