@@ -176,6 +176,14 @@ def _run_bench(args) -> int:
             positions = record_positions(args.sgf, args.move)
         except ValueError as err:
             raise SystemExit(f"gojax bench: {err}") from None
+
+    def report(r: dict, text) -> int:  # the report, then (with --json) its JSON line
+        if positions:
+            r.update(sgf=args.sgf, move=args.move)
+        print(text(r))
+        if args.json:
+            print(json.dumps(r))
+        return 0
     if args.jobs > 1:
         if not args.search:
             raise SystemExit("gojax bench: --jobs needs --search (processes that share a device run searches)")
@@ -187,46 +195,27 @@ def _run_bench(args) -> int:
         else:
             kind, kwargs = "search", {**kwargs, "repeats": args.repeats or 1}
         try:
-            r = bench_jobs(args.jobs, kind, kwargs, args.job_setup, progress=not args.no_progress)
+            return report(bench_jobs(args.jobs, kind, kwargs, args.job_setup, progress=not args.no_progress),
+                          format_jobs_report)
         except RuntimeError as err:
             raise SystemExit(f"gojax bench: {err}") from None
-        if positions:
-            r.update(sgf=args.sgf, move=args.move)
-        print(format_jobs_report(r))
-        if args.json:
-            print(json.dumps(r))
-        return 0
     if args.search and args.trees:
         from gojax.bench import bench_forest, format_forest_report
-        r = bench_forest(args.board, args.simulations, args.trees, search_params(args), repeats=args.repeats or 3,
-                         progress=not args.no_progress, positions=positions, playout_device=args.playout_device)
-        if positions:
-            r.update(sgf=args.sgf, move=args.move)
-        print(format_forest_report(r))
-        if args.json:
-            print(json.dumps(r))
-        return 0
+        return report(bench_forest(args.board, args.simulations, args.trees, search_params(args),
+                                   repeats=args.repeats or 3, progress=not args.no_progress, positions=positions,
+                                   playout_device=args.playout_device), format_forest_report)
     if args.search:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
                          progress=not args.no_progress, positions=positions, playout_device=args.playout_device)
-        if positions:
-            r.update(sgf=args.sgf, move=args.move)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
-        print(format_search_report(r))
-        if args.json:
-            print(json.dumps(r))
-        return 0
+        return report(r, format_search_report)
     try:
         r = bench_playouts(args.board, args.batch, args.playouts_per_position, args.repeats or 5, args.seed,
                            search_params(args).playout_config(), progress=not args.no_progress)
     except ValueError as err:
         raise SystemExit(f"gojax bench: {err}") from None
-    print(format_report(r))
-    if args.json:
-        print(json.dumps(r))
-    return 0
-
+    return report(r, format_report)
 
 def _add_gtp(sub):
     p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
