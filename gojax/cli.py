@@ -621,7 +621,9 @@ def main(argv: list[str] | None = None) -> int:
         share_gpu_memory()
     if getattr(args, "jobs", 1) > 1 and args.command == "bench":  # the threads are the job processes' to set
         args.job_setup, threads = (threads, boards, on_cpu), 0
-    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu)  # before any backend exists
+    # Many searches or positions per device call: on a CPU, one virtual device per core (runtime.split_cpu_devices).
+    big = args.command in ("evaluate", "analyze") or bool(getattr(args, "parallel_games", 0))
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big)  # before any backend exists
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied
     return args.func(args)

@@ -17,6 +17,12 @@ thread (docs/history.md, "XLA's CPU thread pool").  Big batches (`gojax bench`, 
 evaluate`, searches of more than SMALL_BATCH boards per call) want every core, so they keep the
 default.
 
+`split_cpu_devices`: a process that plays big batches on a CPU backend (forests, `gojax
+evaluate`, `gojax analyze`, the arena) gets one virtual XLA device per core, and its batches are
+split over them (shard_map) instead of each kernel over the pool's threads: each device's share
+runs on a thread of its own, with no hand-offs inside a kernel (bench/README.md, "Threads and
+cores").  Small-batch searches keep one device: split, they ran slower.
+
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
 pool's threads then stay on those cores, and the calling (search) thread gets every core back:
@@ -107,6 +113,32 @@ def claim_cores(allowed: set[int], n: int) -> set[int] | None:
     return None
 
 
+
+def split_cpu_devices() -> int | None:
+    """Create JAX's backends now with one virtual CPU device per core this process may use
+    (`--xla_force_host_platform_device_count`), on a CPU backend only, and never over the user's
+    own setting.  A big batch split over them (shard_map: a forest's rounds, gojax.evaluate) runs
+    one share per device, each on its own thread, which beats one kernel split over every core
+    (bench/README.md, "Threads and cores").  $XLA_FLAGS is put back at once, so that processes
+    started later (GTP engines of a match, small-batch searches, which run slower split) do not
+    inherit it.  Returns the device count, or None where nothing was done."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" in flags or _backends_exist() or not backend_is_cpu():
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores < 2:
+        return None
+    os.environ["XLA_FLAGS"] = (flags + " " if flags else "") + f"--xla_force_host_platform_device_count={cores}"
+    try:
+        import jax
+        jax.devices()  # the CPU client reads the flag as it is created
+    finally:
+        if flags:
+            os.environ["XLA_FLAGS"] = flags
+        else:
+            del os.environ["XLA_FLAGS"]
+    return cores
+
 def _backends_exist() -> bool:
     """Whether JAX has created its backends already (then the pool's size is settled)."""
     try:
@@ -184,14 +216,20 @@ def enable_compile_cache(path: str) -> None:
 
 
 def configure_process(compile_cache: bool, cpu_threads: int | None = None,
-                      boards_per_call: int | None = None, playouts_on_cpu: bool = False) -> int | None:
+                      boards_per_call: int | None = None, playouts_on_cpu: bool = False,
+                      big_batches: bool = False) -> int | None:
     """A gojax process's JAX settings, before anything creates a backend: GPU graphs, the
-    compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads); returns
-    the thread limit applied."""
+    compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads), and on a
+    CPU backend with the threads left automatic, one virtual device per core where the process
+    plays big batches (`big_batches`, or more than SMALL_BATCH boards per call:
+    split_cpu_devices); returns the thread limit applied."""
     enable_gpu_graphs()
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
-    return configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu)
+    applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu)
+    if cpu_threads is None and applied is None and (big_batches or (boards_per_call or 0) > SMALL_BATCH):
+        split_cpu_devices()
+    return applied
 
 
 def share_gpu_memory() -> None:
@@ -209,4 +247,4 @@ def start_worker(cpu_threads: int | None = None) -> None:
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     share_gpu_memory()
-    configure_process(True, cpu_threads)
+    configure_process(True, cpu_threads, big_batches=True)

@@ -168,6 +168,61 @@ def test_one_xla_cpu_thread_held_on_a_core_the_process_claims(tmp_path):
     again.communicate("\n")
 
 
+
+_SPLIT = """
+import json, os, subprocess, sys
+from gojax import runtime
+threads, boards, play = json.loads(sys.argv[1])
+runtime.configure_process(False, threads, boards)
+import jax
+from gojax.kernels.host import Board
+from gojax.search.forest import Forest
+from gojax.search.params import SearchParams
+params = SearchParams(leaves=2, playouts_per_leaf=4, seed=3)
+results = Forest([Board(5)] * 4, [params.__class__(**{**params.__dict__, "seed": g}) for g in range(4)]).run(64) \
+    if play else []
+child = subprocess.run([sys.executable, "-c", "import jax; print(jax.device_count())"], capture_output=True, text=True)
+print(json.dumps(dict(devices=jax.device_count(), flags=os.environ.get("XLA_FLAGS"), child=int(child.stdout),
+                      moves=[[r.move, [m.visits for m in r.moves]] for r in results])))
+"""
+
+
+def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
+    """runtime.split_cpu_devices through configure_process, in fresh processes: a forest of more
+    than SMALL_BATCH boards per call gets one CPU device per core and plays the same trees as on
+    one device; $XLA_FLAGS is put back, so processes it starts get one device; a small-batch
+    search, an explicit --cpu-threads and the user's own device count are left alone."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from gojax.kernels.host import Board
+    from gojax.search.forest import Forest
+    from gojax.search.params import SearchParams
+
+    def run(threads, boards, flags=None, play=False):
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        env.pop("XLA_FLAGS", None)
+        if flags:
+            env["XLA_FLAGS"] = flags
+        proc = subprocess.run([sys.executable, "-c", _SPLIT, json.dumps([threads, boards, play])], capture_output=True,
+                              text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    cores = len(os.sched_getaffinity(0))
+    params = SearchParams(leaves=2, playouts_per_leaf=4, seed=3)
+    here = Forest([Board(5)] * 4, [SearchParams(**{**params.__dict__, "seed": g}) for g in range(4)]).run(64)
+    want = [[r.move, [m.visits for m in r.moves]] for r in here]  # this process: one device
+    split = run(None, 8 * 4 * 64, play=True)
+    assert (split["devices"], split["flags"], split["child"]) == (cores if cores > 1 else 1, None, 1)
+    assert split["moves"] == want
+    assert run(None, 8 * 4)["devices"] == 1  # a lone search at the default shape
+    assert run(0, 8 * 4 * 64)["devices"] == 1  # --cpu-threads given: the user's choice
+    own = run(None, 8 * 4 * 64, "--xla_force_host_platform_device_count=3")
+    assert (own["devices"], own["flags"]) == (3, "--xla_force_host_platform_device_count=3")
+
 def test_the_backend_is_the_cpu_when_jax_platforms_says_so(monkeypatch):
     from gojax.runtime import backend_is_cpu
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
