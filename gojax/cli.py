@@ -217,6 +217,7 @@ def _run_bench(args) -> int:
         raise SystemExit(f"gojax bench: {err}") from None
     return report(r, format_report)
 
+
 def _add_gtp(sub):
     p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
     p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")

@@ -15,7 +15,7 @@ move is a few microseconds of work, and splitting each over two threads costs mo
 than it gains, so one thread plays them faster and leaves the other core to the search's host
 thread (docs/history.md, "XLA's CPU thread pool").  Big batches (`gojax bench`, `gojax
 evaluate`, searches of more than SMALL_BATCH boards per call) want every core, so they keep the
-default.
+default pool (and, but for the bare `gojax bench`, a device per core: below).
 
 `split_cpu_devices`: a process that plays big batches on a CPU backend (forests, `gojax
 evaluate`, `gojax analyze`, the arena) gets one virtual XLA device per core, and its batches are
@@ -111,7 +111,6 @@ def claim_cores(allowed: set[int], n: int) -> set[int] | None:
     for fd in got.values():
         os.close(fd)
     return None
-
 
 
 def split_cpu_devices() -> int | None:
