@@ -178,9 +178,8 @@ import jax
 from gojax.kernels.host import Board
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
-params = SearchParams(leaves=2, playouts_per_leaf=4, seed=3)
-results = Forest([Board(5)] * 4, [params.__class__(**{**params.__dict__, "seed": g}) for g in range(4)]).run(64) \
-    if play else []
+plist = [SearchParams(leaves=2, playouts_per_leaf=4, seed=g) for g in range(4)]
+results = Forest([Board(5)] * 4, plist).run(64) if play else []
 child = subprocess.run([sys.executable, "-c", "import jax; print(jax.device_count())"], capture_output=True, text=True)
 print(json.dumps(dict(devices=jax.device_count(), flags=os.environ.get("XLA_FLAGS"), child=int(child.stdout),
                       moves=[[r.move, [m.visits for m in r.moves]] for r in results])))
@@ -212,8 +211,7 @@ def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     cores = len(os.sched_getaffinity(0))
-    params = SearchParams(leaves=2, playouts_per_leaf=4, seed=3)
-    here = Forest([Board(5)] * 4, [SearchParams(**{**params.__dict__, "seed": g}) for g in range(4)]).run(64)
+    here = Forest([Board(5)] * 4, [SearchParams(leaves=2, playouts_per_leaf=4, seed=g) for g in range(4)]).run(64)
     want = [[r.move, [m.visits for m in r.moves]] for r in here]  # this process: one device
     split = run(None, 8 * 4 * 64, play=True)
     assert (split["devices"], split["flags"], split["child"]) == (cores if cores > 1 else 1, None, 1)
