@@ -138,6 +138,7 @@ def split_cpu_devices() -> int | None:
             del os.environ["XLA_FLAGS"]
     return cores
 
+
 def _backends_exist() -> bool:
     """Whether JAX has created its backends already (then the pool's size is settled)."""
     try:
