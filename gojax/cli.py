@@ -82,7 +82,8 @@ def _add_bench(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "1 with --search of at most {small} boards per call on a CPU backend, else every core")
+    _add_cpu_threads(p, "on a CPU backend, 1 with --search of at most {small} boards per call and one virtual"
+                        " device per core, each on one thread, above; else every core")
     _add_playout_device(p, "default")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
@@ -115,8 +116,8 @@ def _add_cpu_threads(p, default: str) -> None:
     from gojax.runtime import SMALL_BATCH
     default = default.format(small=SMALL_BATCH)
     p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
-                   help=f"threads XLA's CPU backend splits each kernel over; 0 = every core (default: {default};"
-                        " see gojax/runtime.py)")
+                   help=f"threads XLA's CPU backend splits each kernel over; 0 = every core, on one device"
+                        f" (default: {default}; any N keeps one device; see gojax/runtime.py)")
 
 
 def add_search_options(p) -> None:
@@ -237,7 +238,8 @@ def _add_gtp(sub):
     p.add_argument("--lizzie", action="store_true",
                    help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
     p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
-    _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
+    _add_cpu_threads(p, "on a CPU backend, 1 when L x K x T <= {small} and one virtual device per core, each on"
+                        " one thread, above; else every core")
     _add_playout_device(p, "auto")
     add_search_options(p)
     p.set_defaults(func=_run_gtp)
@@ -415,7 +417,7 @@ def _add_evaluate(sub):
     p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")
     p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "every core")
+    _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
     p.set_defaults(func=_run_evaluate)
 
 
@@ -451,7 +453,7 @@ def _add_analyze(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="OUT.jsonl; rows already there are skipped")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "every core")
+    _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
     add_search_options(p)
     p.set_defaults(func=_run_analyze)
 
