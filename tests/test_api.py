@@ -168,7 +168,6 @@ def test_one_xla_cpu_thread_held_on_a_core_the_process_claims(tmp_path):
     again.communicate("\n")
 
 
-
 _SPLIT = """
 import json, os, subprocess, sys
 from gojax import runtime
@@ -220,6 +219,7 @@ def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
     assert run(0, 8 * 4 * 64)["devices"] == 1  # --cpu-threads given: the user's choice
     own = run(None, 8 * 4 * 64, "--xla_force_host_platform_device_count=3")
     assert (own["devices"], own["flags"]) == (3, "--xla_force_host_platform_device_count=3")
+
 
 def test_the_backend_is_the_cpu_when_jax_platforms_says_so(monkeypatch):
     from gojax.runtime import backend_is_cpu
