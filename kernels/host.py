@@ -52,6 +52,44 @@ def _hash_after(h: int, num_points: int, color: int, p: int, captured) -> int:
     return h
 
 
+class History:
+    """The Zobrist hashes of every position of a game so far (positional superko): a set that a
+    board shares with the boards made from it.  `plus` gives a new History one hash larger
+    without copying the rest (a search makes a board per leaf, and a game's history is long);
+    none is ever changed in place."""
+
+    __slots__ = ("_base", "_recent")
+    RECENT = 32  # hashes kept as a tuple on top of the shared set before a new set is made
+
+    def __init__(self, hashes: Iterable[int] = (), recent: tuple[int, ...] = ()):
+        self._base = hashes if isinstance(hashes, frozenset) else frozenset(hashes)
+        self._recent = recent
+
+    def plus(self, h: int) -> History:
+        if len(self._recent) < self.RECENT:
+            return History(self._base, self._recent + (h,))
+        return History(self._base.union(self._recent, (h,)))
+
+    def __contains__(self, h) -> bool:
+        return h in self._base or h in self._recent
+
+    def __iter__(self):
+        return iter(self._base.union(self._recent))
+
+    def __len__(self) -> int:
+        return len(self._base.union(self._recent))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, History):
+            other = other._base.union(other._recent)
+        return isinstance(other, (set, frozenset)) and self._base.union(self._recent) == other
+
+    __hash__ = None  # equal to a set with the same hashes, and like a set, not hashable
+
+    def __repr__(self) -> str:
+        return f"History({len(self)} positions)"
+
+
 def _dead_chain(stones: list[int], nbrs, p: int) -> list[int]:
     """The chain through stone p if it has no liberty, else [] (the fill stops at the first
     liberty: most chains next to a move have one at hand)."""
@@ -109,7 +147,7 @@ class Board:
         self.ko: int | None = None  # simple-ko point forbidden to `to_play`
         self.passes = 0  # consecutive passes
         self.hash = 0  # Zobrist hash of the stones (an int: the search's XORs on ints are cheaper)
-        self.seen: set[int] = {0}  # hashes of every position so far (positional superko)
+        self.seen = History((0,))  # hashes of every position so far (positional superko)
         self.peak_stones = 0  # most stones on the board in any position of `seen`
         # Every point a capture has emptied: only a move there can repeat a position of `seen`.
         self.emptied: frozenset[int] = frozenset()
@@ -126,7 +164,6 @@ class Board:
         b = Board.__new__(Board)
         b.__dict__.update(self.__dict__)
         b.stones = self.stones.copy()
-        b.seen = set(self.seen)
         b.moves = list(self.moves)
         b.captures = dict(self.captures)
         return b
@@ -143,14 +180,13 @@ class Board:
             b.stones = self.stones.copy()
             b.stones[p] = color
             b.hash, b.ko, b.passes, b.to_play = h, None, 0, opponent(color)
-            b.seen = self.seen | {h}
+            b.seen = self.seen.plus(h)
             b.moves = self.moves + [(color, p)]
             b.captures = dict(self.captures)
             b.peak_stones = max(self.peak_stones, int(np.count_nonzero(b.stones)))
             return b
         if p is None:  # a pass keeps the stones array, and `place` writes into it
             b.stones = self.stones.copy()
-        b.seen = set(self.seen)
         b.moves = list(self.moves)
         b.captures = dict(self.captures)
         b.play(p)  # a stone: play puts a new stones array in place
@@ -169,7 +205,7 @@ class Board:
                 b.stones[(size - 1 - i) * size + col] = _FROM_ASCII[ch]
         b.to_play = to_play
         b.hash = b._compute_hash()
-        b.seen = {b.hash}
+        b.seen = History((b.hash,))
         b.peak_stones = int(np.count_nonzero(b.stones))
         return b
 
@@ -311,7 +347,7 @@ class Board:
             for r in {int(root[q]) for q, c in zip(nb[p], capture_nb[p]) if c}:
                 for q in np.flatnonzero(root[:-1] == r):
                     after[k] ^= z[opponent(color), q]
-        seen = self.seen  # a Python set: faster than np.isin for a few dozen points
+        seen = self.seen  # membership point by point: faster than np.isin for a few dozen points
         return [p for p, h in zip(points.tolist(), after.tolist()) if h not in seen]
 
     def superko_filter(self, legal: np.ndarray, capture: np.ndarray) -> list[int]:
@@ -399,7 +435,7 @@ class Board:
             if all(r == q or stones[r] == opp for r in self.geometry.neighbors[p]):
                 self.ko = q
         self.stones, self.hash = stones, h
-        self.seen.add(self.hash)
+        self.seen = self.seen.plus(self.hash)
         if captured:
             self.emptied = self.emptied.union(captured)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
@@ -437,7 +473,7 @@ class Board:
         if color == EMPTY:  # stones taken off by hand: as a capture would (superko_repeats)
             self.emptied = self.emptied.union(points)
         self.hash = self._compute_hash()
-        self.seen.add(self.hash)
+        self.seen = self.seen.plus(self.hash)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(self.stones)))
         self.ko = None
 

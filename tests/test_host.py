@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gojax.kernels.geometry import BLACK, EMPTY, WHITE
-from gojax.kernels.host import Board, IllegalMove
+from gojax.kernels.host import Board, History, IllegalMove
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -80,6 +80,20 @@ def test_copy_does_not_share_history():
     c = b.copy()
     c.play(0)
     assert b.stones[0] == 0 and len(b.seen) == 1 and b.moves == []
+
+
+def test_a_history_grows_without_changing_the_ones_it_came_from():
+    """Boards share their History (one per leaf of a search, none copied): `plus` makes a new
+    one, past the hashes it keeps apart from the shared set as well."""
+    root = History((0,))
+    line = [root]
+    for h in range(1, 3 * History.RECENT):
+        line.append(line[-1].plus(h))
+    branch = line[10].plus(10_000)
+    for n, hist in enumerate(line):
+        assert hist == set(range(n + 1)) and len(hist) == n + 1
+        assert n in hist and n + 1 not in hist and 10_000 not in hist
+    assert branch == set(range(11)) | {10_000} and 10_000 in branch and 11 not in branch
 
 
 def test_a_move_that_captures_nothing_can_still_repeat_a_position():
