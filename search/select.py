@@ -46,7 +46,7 @@ def values(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
     n, w = tree.n[nodes], tree.w[nodes]
     white = (tree.to_play[nodes] == 2)[:, None]
     q = _ratio(w, n)
-    q = np.where(white, 1.0 - q, q)
+    np.subtract(1.0, q, out=q, where=white)  # White's rows in the mover's view, in place
     big_n = np.maximum(tree.node_n[nodes], 1.0)[:, None]
     if params.selection == "uct":  # eq. 7
         explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
@@ -54,16 +54,19 @@ def values(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
     else:
         na = tree.na[nodes]
         qa = _ratio(tree.wa[nodes], na)
-        qa = np.where(white, 1.0 - qa, qa)
+        np.subtract(1.0, qa, out=qa, where=white)
         if params.schedule == "hand":  # eq. 19
             beta = np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k))
         else:  # eq. 47
             beta = _ratio(na, n + na + (4.0 * params.rave_bias ** 2) * n * na)
-        # eq. 12; with no MC data beta is 1 (eq. 47) and with no AMAF data Q~ = 0 must not
-        # count, so both edge cases are set apart below.
+        # eq. 12.  With MC data and no AMAF data, eq. 47's beta is 0 and the sum is Q, bit for
+        # bit (the hand schedule's is not: Q~ = 0 must not count there); with no MC data the
+        # value is Q~ (beta 1, but 1 + (Q~ - 1) need not round back to Q~), or the FPU.
         value = q + beta * (qa - q)
         has_n, has_na = n > 0, na > 0
-        value = _pick(has_n, _pick(has_na, value, q), _pick(has_na, qa, params.fpu))
+        if params.schedule == "hand":
+            value = _pick(has_na, value, q)
+        value = _pick(has_n, value, _pick(has_na, qa, params.fpu))
         if params.rave_c:  # eq. 18
             explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
             value = value + np.where(has_n, params.rave_c * explore, 0.0)
