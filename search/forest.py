@@ -22,9 +22,9 @@ that round's new nodes their priors from them (`_ready`), so its descents find t
 stays a Python loop is per leaf: playing the leaf's move on a copy of its host board (without a
 capture test where the device's masks say the move captures nothing: Tree.plain) and its superko
 check (only at points a capture has emptied: Board.emptied).  A node that a descent reaches
-after an earlier descent of the same round made it has no verdicts yet: the descent gets them
-from compiled code on the host's CPU
-(Simulator.verdicts_now; `in_flight`: such a descent may instead take the parent's next best
+after an earlier descent of the same round made it has no verdicts yet: the descent waits there
+while the other trees step on, and then the waiting nodes of all trees get theirs in one call of
+compiled code on the host's CPU (Simulator.verdicts_now; `in_flight`: such a descent may instead take the parent's next best
 action, or stop there; `waves`: the round's descents in waves, the device giving each wave's
 new nodes their verdicts before the next; bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;

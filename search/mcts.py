@@ -417,15 +417,23 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     own_roots = np.array([s.root for s in searches], np.int64)
     roots = offs + own_roots  # store indices
     node = roots.copy()
-    # Per level: the searches that took a step, the store nodes and actions (the virtual loss),
-    # and the searches that reached a child with their child's own index.  A search leaves
-    # `live` for good, so its steps are levels 0 .. its depth - 1: the paths are read off these
-    # arrays at the end, not appended to step by step.
+    # Per step: the searches that took one, the store nodes and actions (the virtual loss), and
+    # the searches that reached a child with their child's own index.  A search's steps come in
+    # the order of its levels: the paths are read off these arrays at the end, not appended to
+    # step by step.
     edges = ([], [], [])
     went, went_to = [], []
     expand_j, expand_a = [], []  # the searches whose last action's child is not in the tree
     live = np.flatnonzero(~store.over[node])
-    while live.size:
+    # Searches that reached a node with no verdicts yet (its playouts are still on the device, or
+    # an earlier descent of this round made it) wait there until no other search can step: then
+    # all their nodes get verdicts in one call, which costs about as much as a call for one.
+    waiting = []
+    while live.size or waiting:
+        if not live.size:
+            live = np.sort(np.concatenate(waiting))
+            waiting = []
+            _initialise_nodes(searches, store, offs, live, node[live])
         here = node[live]
         cold = ~store.initialised[here]
         if cold.any():
@@ -434,11 +442,10 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
                 at_root = node[cold] == roots[cold]
                 live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
                 cold = cold[at_root]
-                here = node[live]
-            if cold.size:  # roots, and nodes whose playouts are still on the device
-                _initialise_nodes(searches, store, offs, cold, node[cold])
-            if not live.size:
-                break
+            if cold.size:
+                waiting.append(cold)
+                live = np.setdiff1d(live, cold, assume_unique=True)
+            continue
         rows = store.value[here]
         a = rows.argmax(1)
         child = store.child[here, a]
@@ -487,8 +494,9 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
 
 def _paths(n: int, roots: np.ndarray, stepped: list, taken: list, went: list, went_to: list):
     """Each of n searches' path (own node indices from its root) and actions, as lists, from the
-    per-level arrays of a descent: `stepped[d]` took actions `taken[d]`, `went[d]` reached
-    children `went_to[d]`; a search's entries are its levels 0, 1, .. in order."""
+    per-step arrays of a descent: at step d `stepped[d]` took actions `taken[d]` and `went[d]`
+    reached children `went_to[d]`, each search at most once a step and its steps in the order
+    of its levels (a waiting search sits some steps out)."""
     depth = len(stepped)
     acts = np.zeros((n, depth), np.int64)
     path = np.zeros((n, depth + 1), np.int64)
@@ -496,9 +504,9 @@ def _paths(n: int, roots: np.ndarray, stepped: list, taken: list, went: list, we
     n_acts = np.zeros(n, np.int64)
     n_nodes = np.ones(n, np.int64)
     for d in range(depth):
-        acts[stepped[d], d] = taken[d]
+        acts[stepped[d], n_acts[stepped[d]]] = taken[d]
         n_acts[stepped[d]] += 1
-        path[went[d], d + 1] = went_to[d]
+        path[went[d], n_nodes[went[d]]] = went_to[d]
         n_nodes[went[d]] += 1
     acts_l, path_l = acts.tolist(), path.tolist()
     return ([p[:k] for p, k in zip(path_l, n_nodes.tolist())],
