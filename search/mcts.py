@@ -467,21 +467,26 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         node[live] = child[has] + offs[live]
         live = live[~store.over[node[live]]]
     paths, actions = _paths(len(searches), own_roots, edges[0], edges[2], went, went_to)
-    expand = dict(zip(np.concatenate(expand_j).tolist(), np.concatenate(expand_a).tolist())) if expand_j else {}
-    leaves, which, nodes, parents, acts = [], [], [], [], []  # the new nodes: search, node, parent, action
-    for j, s in enumerate(searches):
-        tree = s.tree
-        board = tree.boards[paths[j][-1]]
-        if j in expand:
-            a = expand[j]
-            board = board.after(None if a == tree.pass_action else a, plain=store.plain[paths[j][-1] + offs[j], a])
-            if not tree.full and tree.sims[paths[j][-1]] >= params.expand_after:
+    ends = [path[-1] for path in paths]
+    boards = [s.tree.boards[end] for s, end in zip(searches, ends)]
+    which, nodes, parents, acts = [], [], [], []  # the new nodes: search, node, parent, action
+    if expand_j:  # the leaf's move on a copy of its board; a new node where the tree has room
+        ex_j, ex_a = np.concatenate(expand_j), np.concatenate(expand_a)
+        order = np.argsort(ex_j)
+        ex_j, ex_a = ex_j[order], ex_a[order]
+        at = np.asarray(ends, np.int64)[ex_j] + offs[ex_j]
+        pass_action = searches[0].tree.pass_action
+        for j, a, plain, grow in zip(ex_j.tolist(), ex_a.tolist(), store.plain[at, ex_a].tolist(),
+                                     (store.sims[at] >= params.expand_after).tolist()):
+            tree = searches[j].tree
+            boards[j] = board = boards[j].after(None if a == pass_action else a, plain=plain)
+            if grow and not tree.full:
                 which.append(j)
-                parents.append(paths[j][-1])
+                parents.append(ends[j])
                 acts.append(a)
                 nodes.append(tree.reserve(board))
                 paths[j].append(nodes[-1])
-        leaves.append(Leaf(paths[j], actions[j], board))
+    leaves = [Leaf(path, acted, board) for path, acted, board in zip(paths, actions, boards)]
     if which:  # Tree.add(..., lazy=True) for all of them at once
         off, own = offs[which], np.asarray(nodes, np.int64)
         start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
