@@ -24,9 +24,10 @@ capture test where the device's masks say the move captures nothing: Tree.plain)
 check (only at points a capture has emptied: Board.emptied).  A node that a descent reaches
 after an earlier descent of the same round made it has no verdicts yet: the descent waits there
 while the other trees step on, and then the waiting nodes of all trees get theirs in one call of
-compiled code on the host's CPU (Simulator.verdicts_now; `in_flight`: such a descent may instead take the parent's next best
-action, or stop there; `waves`: the round's descents in waves, the device giving each wave's
-new nodes their verdicts before the next; bench/results/forest/README.md).
+compiled code on the host's CPU (Simulator.verdicts_now; `in_flight`: such a descent may instead
+take the parent's next best action, or stop there; `waves`: the round's descents in waves, the
+device giving each wave's new nodes their verdicts before the next;
+bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.
