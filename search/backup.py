@@ -109,16 +109,22 @@ def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None
     np.add.at(target.reshape(-1), at.ravel(), values.ravel())
 
 
-def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
-    """target[rows[i], :W] += values[i] ([len(rows), W]) for every i, a repeated row (the root
-    is on every path) getting its values in the order of i, as np.add.at adds them: the same
-    bits.  The k-th visits of the rows are added together, rows whole: np.add.at goes element
-    by element, several times slower on the round's AMAF tables."""
+def _visits(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each i, how many times rows[i] came before i (int [len(rows)]), and the distinct rows,
+    sorted (np.unique's): one sort for both."""
     order = np.argsort(rows, kind="stable")
     ranked = rows[order]
     first = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-    rank = np.empty(len(rows), np.int64)  # how many times the row came before, for each i
+    rank = np.empty(len(rows), np.int64)
     rank[order] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
+    return rank, ranked[first]
+
+
+def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray, rank: np.ndarray) -> None:
+    """target[rows[i], :W] += values[i] ([len(rows), W]) for every i, a repeated row (the root
+    is on every path) getting its values in the order of i, as np.add.at adds them: the same
+    bits.  The k-th visits of the rows (`rank`, from _visits) are added together, rows whole:
+    np.add.at goes element by element, several times slower on the round's AMAF tables."""
     width = values.shape[1]
     for k in range(int(rank.max(initial=-1)) + 1):
         i = np.flatnonzero(rank == k)  # each row once
@@ -207,9 +213,10 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
     count[ci, cp] += np.float32(k)
     won[ci, cp] += wins[li[ci]]
-    _add_rows(tree.na, s, count)
-    _add_rows(tree.wa, s, won)
-    return np.unique(s)
+    rank, touched = _visits(s)
+    _add_rows(tree.na, s, count, rank)
+    _add_rows(tree.wa, s, won, rank)
+    return touched
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:
