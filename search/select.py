@@ -45,28 +45,36 @@ def values(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
     illegal actions."""
     n, w = tree.n[nodes], tree.w[nodes]
     white = (tree.to_play[nodes] == 2)[:, None]
+    has_n = n > 0
     q = _ratio(w, n)
-    np.subtract(1.0, q, out=q, where=white)  # White's rows in the mover's view, in place
+    # White's rows in the mover's view, in place; Q stays 0 where there is no MC data (eq. 47's
+    # sum below then gives Q~ exactly).
+    np.subtract(1.0, q, out=q, where=white & has_n)
     big_n = np.maximum(tree.node_n[nodes], 1.0)[:, None]
     if params.selection == "uct":  # eq. 7
         explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
-        value = np.where(n > 0, q + params.uct_c * explore, params.fpu)
+        value = np.where(has_n, q + params.uct_c * explore, params.fpu)
     else:
         na = tree.na[nodes]
+        has_na = na > 0
         qa = _ratio(tree.wa[nodes], na)
         np.subtract(1.0, qa, out=qa, where=white)
         if params.schedule == "hand":  # eq. 19
             beta = np.sqrt(params.rave_k / (3.0 * big_n + params.rave_k))
-        else:  # eq. 47
-            beta = _ratio(na, n + na + (4.0 * params.rave_bias ** 2) * n * na)
-        # eq. 12.  With MC data and no AMAF data, eq. 47's beta is 0 and the sum is Q, bit for
-        # bit (the hand schedule's is not: Q~ = 0 must not count there); with no MC data the
-        # value is Q~ (beta 1, but 1 + (Q~ - 1) need not round back to Q~), or the FPU.
-        value = q + beta * (qa - q)
-        has_n, has_na = n > 0, na > 0
-        if params.schedule == "hand":
-            value = _pick(has_na, value, q)
-        value = _pick(has_n, value, _pick(has_na, qa, params.fpu))
+            value = q + beta * (qa - q)
+            value = _pick(has_na, value, q)  # Q~ = 0 must not count
+            value = _pick(has_n, value, _pick(has_na, qa, params.fpu))
+        else:  # eq. 47, and eq. 12 as one sum for every case, bit for bit: with MC data and no
+            # AMAF data beta is 0 and the sum is Q; with AMAF data and no MC data beta is 1 and
+            # Q is 0, so the sum is Q~; with neither it is 0, and the FPU goes there.
+            den = n + na  # n + na + (4 b^2 n) na, in eq. 47's order
+            den += (4.0 * params.rave_bias ** 2) * n * na
+            beta = _ratio(na, den)
+            value = qa - q
+            value *= beta
+            value += q
+            if params.fpu:
+                value = _pick(has_n | has_na, value, params.fpu)
         if params.rave_c:  # eq. 18
             explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
             value = value + np.where(has_n, params.rave_c * explore, 0.0)
