@@ -358,17 +358,20 @@ class Board:
         points = np.flatnonzero(legal).tolist()
         return [p for p in points if p not in repeats] if repeats else points
 
-    def superko_repeats(self, legal: np.ndarray, capture: np.ndarray) -> set[int]:
+    def superko_repeats(self, legal: np.ndarray, capture: np.ndarray, taking: list[int] | None = None) -> set[int]:
         """The points of the device's `legal` mask that repeat an earlier position.  Only a
         point in `emptied` can: the new stone stood there in that position, and since then a
         capture took it off (stones leave the board no other way).  The Zobrist hash after a
         move there is one XOR for a plain move; for a capture, `captures_by` on a list of the
-        stones says which stones leave."""
+        stones says which stones leave.  `taking`: the points of legal & capture, where the
+        caller has them (the search finds them for a round's boards at once)."""
         seen, color, emptied = self.seen, self.to_play, self.emptied
         repeats = set()
         if not emptied:
             return repeats
-        takes = [p for p in np.flatnonzero(legal & capture).tolist() if p in emptied]
+        if taking is None:
+            taking = np.flatnonzero(legal & capture).tolist()
+        takes = [p for p in taking if p in emptied]
         if takes:
             after, nbrs, h0 = self.stones.tolist(), self.geometry.neighbors, self.hash
             for p in takes:

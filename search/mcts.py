@@ -379,10 +379,14 @@ def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray
     [len(nodes), P]: legal under simple ko, and capturing), less the superko repeats, which
     only captures or plain moves that recreate a position can make."""
     mask = np.array(legal, bool)  # a copy: the superko repeats come off
-    captures = (mask & capture).any(1).tolist()
+    taking: list[list[int]] = [[] for _ in boards]  # each board's legal captures, found at once
+    for i, p in zip(*(x.tolist() for x in np.nonzero(mask & capture))):
+        taking[i].append(p)
     for i, board in enumerate(boards):  # most: no capture yet, or none now and no plain move can repeat
-        if board.emptied and (captures[i] or not board.plain_moves_are_new()):
-            mask[i, list(board.superko_repeats(mask[i], capture[i]))] = False
+        if board.emptied and (taking[i] or not board.plain_moves_are_new()):
+            repeats = board.superko_repeats(mask[i], capture[i], taking[i])
+            if repeats:
+                mask[i, list(repeats)] = False
     set_legal_rows(store, nodes, boards, mask, pass_always)
     store.plain[nodes, :store.pass_action] = mask & ~capture
 
