@@ -289,7 +289,9 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     plist = [dataclasses.replace(params, seed=params.seed + g) for g in range(trees)]
     t0 = time.perf_counter()
     simulator, device_ms = _simulator(params, boards[0], trees, playout_device)
-    Forest(boards, plist, simulator).run(params.batch, stop_early=False)  # compile
+    Forest(boards, plist, simulator).run(params.batch, stop_early=False)  # compile the round's shapes
+    if trees > 1:  # and every block of same-round verdicts, which one round need not meet
+        simulator.warm_up_verdicts_now(boards[0])
     compile_sec = time.perf_counter() - t0
     if ready is not None:
         ready()
@@ -309,8 +311,9 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     # playouts, back to back with no host work: what the forest would run at if the host were free.
     rounds = -(-simulations // params.batch)
     rows_in = [[b] * params.leaves for b in boards]
-    keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(jnp.arange(trees))))
     alone = []
+    if policy_repeats:
+        keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(jnp.arange(trees))))
     for rep in range(policy_repeats):
         t0 = time.perf_counter()
         for c in range(rounds):

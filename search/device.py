@@ -371,11 +371,17 @@ class Simulator:
         t0 = time.perf_counter()
         for g in (1 << i for i in range((trees - 1).bit_length() + 1)):
             jax.block_until_ready(self.dispatch([[board]] * g, np.zeros((g, 2), np.uint32), [1] * g).wins)
-        if trees > 1:  # a forest's same-round nodes: verdicts_now's blocks (a lone search's: the host twin)
-            for n in (1 << i for i in range(VERDICT_BLOCK.bit_length())):
-                self.verdicts_now([board] * n)
+        if trees > 1:  # a forest's same-round nodes (a lone search's use the host twin)
+            self.warm_up_verdicts_now(board)
         self.new_game()
         return time.perf_counter() - t0
+
+    def warm_up_verdicts_now(self, board: Board) -> None:
+        """Compile `verdicts_now` for every block shape it uses (one per power of two up to
+        VERDICT_BLOCK), so that no search pays a compile when a round first meets that many
+        same-round nodes."""
+        for n in (1 << i for i in range(VERDICT_BLOCK.bit_length())):
+            self.verdicts_now([board] * n)
 
     def choose_device(self, board: Board, trees: int, candidates: list, calls: int = 8) -> dict[str, float]:
         """Warm up on each of `candidates` (Simulator.device values) and keep the one that plays

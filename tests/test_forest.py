@@ -297,3 +297,16 @@ def test_verdicts_now_give_what_the_host_twin_gives():
         points = b.legal_points(superko=False)
         assert np.flatnonzero(v.legal[i]).tolist() == points
         np.testing.assert_array_equal(priors.values_from_codes(b, points, v.prior[i]), priors.mogo_values(b, points))
+
+
+def test_a_forest_benchmark_compiles_nothing_while_it_times(caplog):
+    """`gojax bench --search --trees G` compiles before its timed forests: the round's shapes and
+    every block of same-round verdicts (a first timed forest that met a new block size paid a
+    compile on the search thread, counted as host CPU per leaf)."""
+    import jax
+
+    from gojax.bench import bench_forest
+    with contextlib.ExitStack() as timed:
+        bench_forest(board=5, simulations=128, trees=8, params=SearchParams(leaves=4, playouts_per_leaf=4),
+                     repeats=1, policy_repeats=0, progress=False, ready=lambda: timed.enter_context(jax.log_compiles()))
+    assert not [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
