@@ -62,28 +62,33 @@ def _first_credits(leaves: list[Leaf], pass_action: int):
     """`_path_credits` with rule "first" for every leaf at once, as (pair, point) index arrays
     where pair counts the leaves' path nodes in order: s_t of leaf i is pair base_i + t.
     Point a_u (u >= t) is the first play of its point since s_t when its previous play (if
-    any) came before t; it is excluded at s_t, and credited when s_t's mover played it."""
+    any) came before t; it is excluded at s_t, and credited when s_t's mover played it.  Each
+    play a_u thus counts at the steps t from its previous play's step + 1 to u (and below the
+    path's node count): one sort finds the previous plays, for the round's actions together."""
     n = len(leaves)
-    depth = max((len(leaf.actions) for leaf in leaves), default=0)
-    if not depth:
-        return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
     t_len = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
-    flat = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, int(t_len.sum()))
-    row = np.repeat(np.arange(n), t_len)
-    acts = np.full((n, depth), -1, np.int64)
-    acts[row, np.arange(len(flat)) - (np.cumsum(t_len) - t_len)[row]] = flat
-    acts[acts == pass_action] = -1
+    total = int(t_len.sum())
+    if not total:
+        return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
+    point = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, total)
+    owner = np.repeat(np.arange(n), t_len)
+    u = np.arange(total) - np.repeat(np.cumsum(t_len) - t_len, t_len)  # the play's step on its path
+    play = point != pass_action
+    point, owner, u = point[play], owner[play], u[play]
     m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
-    base = np.concatenate([[0], np.cumsum(m)[:-1]])
-    steps = np.arange(depth)
-    # prev[i, u]: the last u' < u that played acts[i, u]'s point, or -1.
-    same = (acts[:, :, None] == acts[:, None, :]) & (steps[:, None] < steps[None, :])  # [n, u', u]
-    prev = np.where(same.any(1), depth - 1 - np.argmax(same[:, ::-1, :], axis=1), -1)
-    t, u = steps[:, None], steps[None, :]
-    first = (t <= u) & (acts[:, None, :] >= 0) & (prev[:, None, :] < t) & (t < m[:, None, None])  # [n, t, u]
-    li, ti, ui = np.nonzero(first)
-    excluded = (base[li] + ti, acts[li, ui])
-    mine = (ui - ti) % 2 == 0
+    # The previous play of the same point on the same path: its neighbour in a stable sort by
+    # (leaf, point), which keeps each path's plays in step order.
+    key = owner * (pass_action + 1) + point
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    prev = np.full(len(key), -1, np.int64)
+    again = np.flatnonzero(ranked[1:] == ranked[:-1])
+    prev[order[again + 1]] = u[order[again]]
+    count = np.maximum(np.minimum(u, m[owner] - 1) - prev, 0)  # steps t in prev + 1 .. min(u, m - 1)
+    j = np.repeat(np.arange(len(u)), count)
+    t = prev[j] + 1 + np.arange(len(j)) - np.repeat(np.cumsum(count) - count, count)
+    excluded = ((np.cumsum(m) - m)[owner[j]] + t, point[j])
+    mine = (u[j] - t) % 2 == 0
     credited = (excluded[0][mine], excluded[1][mine])
     return credited, excluded
 
