@@ -58,24 +58,22 @@ def _path_credits(actions: list[int], m: int, rule: str, pass_action: int):
     return credited, excluded
 
 
-def _first_credits(leaves: list[Leaf], pass_action: int):
-    """`_path_credits` with rule "first" for every leaf at once, as (pair, point) index arrays
-    where pair counts the leaves' path nodes in order: s_t of leaf i is pair base_i + t.
-    Point a_u (u >= t) is the first play of its point since s_t when its previous play (if
-    any) came before t; it is excluded at s_t, and credited when s_t's mover played it.  Each
-    play a_u thus counts at the steps t from its previous play's step + 1 to u (and below the
-    path's node count): one sort finds the previous plays, for the round's actions together."""
-    n = len(leaves)
-    t_len = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
-    total = int(t_len.sum())
+def _first_credits(actions: np.ndarray, t_len: np.ndarray, m: np.ndarray, pass_action: int):
+    """`_path_credits` with rule "first" for every leaf at once, given the leaves' tree actions
+    end to end (int [sum(t_len)]), their count per leaf and the path nodes per leaf (`m`), as
+    (pair, point) index arrays where pair counts the leaves' path nodes in order: s_t of leaf i
+    is pair base_i + t.  Point a_u (u >= t) is the first play of its point since s_t when its
+    previous play (if any) came before t; it is excluded at s_t, and credited when s_t's mover
+    played it.  Each play a_u thus counts at the steps t from its previous play's step + 1 to u
+    (and below the path's node count): one sort finds the previous plays, for the round's
+    actions together."""
+    total = len(actions)
     if not total:
         return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
-    point = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, total)
-    owner = np.repeat(np.arange(n), t_len)
+    owner = np.repeat(np.arange(len(t_len)), t_len)
     u = np.arange(total) - np.repeat(np.cumsum(t_len) - t_len, t_len)  # the play's step on its path
-    play = point != pass_action
-    point, owner, u = point[play], owner[play], u[play]
-    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
+    play = actions != pass_action
+    point, owner, u = actions[play], owner[play], u[play]
     # The previous play of the same point on the same path: its neighbour in a stable sort by
     # (leaf, point), which keeps each path's plays in step order.
     key = owner * (pass_action + 1) + point
@@ -166,7 +164,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     new_leaf = np.flatnonzero(m > t_edges)  # the new node: its edge is each playout's own first move
     new_node = s[base[new_leaf] + m[new_leaf] - 1]
     if rule == "first":
-        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(leaves, p)
+        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(edge_action, t_edges, m, p)
     else:
         cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
         for i, leaf in enumerate(leaves):

@@ -52,7 +52,9 @@ def test_first_play_credits_of_all_leaves_at_once_equal_the_path_by_path_rule():
         actions = rng.integers(0, 10, rng.integers(0, 9)).tolist()  # points 0-8 of a 3x3, 9 = pass
         nodes = list(range(len(actions) + int(rng.integers(0, 2))))  # with or without a new node
         leaves.append(Leaf(nodes or [0], actions, None))
-    credited, excluded = _first_credits(leaves, pass_action)
+    credited, excluded = _first_credits(np.array([a for leaf in leaves for a in leaf.actions], np.int64),
+                                        np.array([len(leaf.actions) for leaf in leaves], np.int64),
+                                        np.array([len(leaf.nodes) for leaf in leaves], np.int64), pass_action)
     want_c, want_e, base = set(), set(), 0
     for leaf in leaves:
         (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), "first", pass_action)
