@@ -310,9 +310,9 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
     # The device alone: the same number of rounds of G x L leaf boards (the trees' roots) x K
     # playouts, back to back with no host work: what the forest would run at if the host were free.
     rounds = -(-simulations // params.batch)
-    rows_in = [[b] * params.leaves for b in boards]
     alone = []
     if policy_repeats:
+        rows_in = [[b] * params.leaves for b in boards]
         keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(jnp.arange(trees))))
     for rep in range(policy_repeats):
         t0 = time.perf_counter()
