@@ -18,6 +18,9 @@ search settings in turn with the first in one process (ratios that survive a noi
 compare two checkouts by running it in each, alternating.  `--sgf FILE ...` replays from
 the positions after `--move` moves of real game records instead of `gojax bench`'s three
 positions (the empty board and two random games): later positions cost the host more per leaf.
+`--idle S` replays the first setting once more per replay, in turn, with the search thread asleep
+S seconds before each round's results, as a forest that waits for a slower device sleeps: the
+same work, and what the pauses alone add to its CPU time.
 """
 
 from __future__ import annotations
@@ -83,6 +86,21 @@ class ReplaySimulator(Simulator):
         return next(self.results)[0]
 
 
+class IdleReplaySimulator(ReplaySimulator):
+    """A replay whose search thread sleeps `idle` seconds before each round's results, as a
+    search waits for a device slower than its host work (a forest on a CPU backend)."""
+
+    def __init__(self, params: SearchParams, results: list, idle: float):
+        super().__init__(params, results)
+        self.idle, self.slept = idle, 0.0
+
+    def submit(self, rows, keys, calls, pools=None, ahead=False):
+        t0 = time.perf_counter()
+        time.sleep(self.idle)
+        self.slept += time.perf_counter() - t0
+        return super().submit(rows, keys, calls, pools, ahead)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", type=int, default=9)
@@ -100,6 +118,10 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a SearchParams field (repeatable), e.g. in_flight=sidestep")
+    ap.add_argument("--idle", type=float, action="append", default=[], metavar="SECONDS",
+                    help="also replay the first setting with the search thread asleep this long before each "
+                         "round's results (a device-bound search's wait), alternating with its plain replays "
+                         "(repeatable)")
     ap.add_argument("--versus", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
                     help="another setting (repeatable), recorded and replayed in turn with the first in this "
                          "process, order alternating: paired ratios on a noisy machine")
@@ -131,13 +153,15 @@ def main() -> None:
             recorded[name].append((boards, plist, sim.results, search(boards, plist, sim)[0]))
     leaves = args.trees * args.simulations / args.playouts_per_leaf
 
-    def replay(name) -> tuple[float, float]:
-        """One replay of every case of a setting: (wall, search-loop CPU) seconds per case."""
+    def replay(name, idle: float = 0.0) -> tuple[float, float]:
+        """One replay of every case of a setting (`idle`: IdleReplaySimulator's sleep per round):
+        (wall, search-loop CPU) seconds per case."""
         wall = cpu = 0.0
         for boards, plist, results, outcome in recorded[name]:
             t0 = time.perf_counter()
-            replayed, c = search(boards, plist, ReplaySimulator(plist[0], results))
-            wall += time.perf_counter() - t0
+            sim = IdleReplaySimulator(plist[0], results, idle) if idle else ReplaySimulator(plist[0], results)
+            replayed, c = search(boards, plist, sim)
+            wall += time.perf_counter() - t0 - getattr(sim, "slept", 0.0)  # the host's work, not its sleep
             cpu += c
             if replayed != outcome:
                 raise SystemExit(f"replay diverged: {replayed[:4]} (recorded {outcome[:4]})")
@@ -151,16 +175,19 @@ def main() -> None:
             wall, cpu = replay("base")
             print(json.dumps({"wall": wall, "cpu": cpu, "cpu_ms_per_leaf": 1e3 * cpu / leaves}), flush=True)
         return
-    times = {name: [] for name, _ in settings}  # per replay: wall seconds and CPU seconds over the cases
-    cpus = {name: [] for name, _ in settings}
+    # Each series: (its name, the setting it replays, the sleep per round).
+    series = [(name, name, 0.0) for name, _ in settings]
+    series += [(f"idle {idle:g} s per round", "base", idle) for idle in args.idle]
+    times = {name: [] for name, _, _ in series}  # per replay: wall seconds and CPU seconds over the cases
+    cpus = {name: [] for name, _, _ in series}
     for i in range(args.replays):
-        for name, _ in (settings if i % 2 == 0 else settings[::-1]):
-            wall, cpu = replay(name)
+        for name, setting, idle in (series if i % 2 == 0 else series[::-1]):
+            wall, cpu = replay(setting, idle)
             times[name].append(wall)
             cpus[name].append(cpu)
-    for name, _ in settings:
+    for name, setting, _ in series:
         per_case = statistics.median(times[name])
-        nodes = [o[0] for o in recorded[name][0][3]]
+        nodes = [o[0] for o in recorded[setting][0][3]]
         print(f"{'' if name == 'base' else name + ': '}{positions[0].size}x{positions[0].size}, G={args.trees}, "
               f"{args.simulations} simulations per tree, L{args.leaves} x K{args.playouts_per_leaf}: host work "
               f"{per_case:.3f} s per {'forest' if args.trees > 1 else 'search'} (median of {args.replays}), "

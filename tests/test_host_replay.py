@@ -37,3 +37,14 @@ def test_host_replay_names_an_unreadable_record_and_stops():
     proc = _run("bench/host_replay.py", "--sgf", "no/such/game.sgf")
     assert proc.returncode != 0
     assert "no/such/game.sgf" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_host_replay_idle_series_times_the_same_work_without_its_sleep():
+    """--idle S replays the same forest again with S seconds of sleep before each round's results:
+    a series of its own with its ratio to the plain replays, its host work counted without the
+    sleep (half a second here, several times the work of these tiny forests)."""
+    proc = _run("bench/host_replay.py", "--trees", "2", "--simulations", "16", "--replays", "2", "--idle", "0.5")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    idle = next(line for line in proc.stdout.splitlines() if line.startswith("idle 0.5 s per round: "))
+    assert float(idle.split("host work ")[1].split(" s per forest")[0]) < 0.5
+    assert "CPU per leaf over the base's, replay by replay" in proc.stdout
