@@ -234,6 +234,9 @@ class Simulator:
         self._cmc_size = None
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None  # dispatches, in order
         self._fetcher: concurrent.futures.ThreadPoolExecutor | None = None  # waits, copies to the host
+        # Wall time inside verdicts_now: the caller's wait for the CPU backend, where a CPU
+        # device's calls queue behind its playouts (a forest counts it as device wait).
+        self.verdicts_now_seconds = 0.0
 
     @property
     def devices(self) -> int:
@@ -266,6 +269,7 @@ class Simulator:
         VERDICT_BLOCK rows, each padded to a power of two: compiled code several times faster
         than the host twin's Python verdicts (kernels/host.py, search/priors.mogo_values; equal
         by test), and, on a GPU machine, not queued behind the device's playouts."""
+        t0 = time.perf_counter()
         cpu = _cpu_device()
         blocks = []
         for i in range(0, len(boards), VERDICT_BLOCK):
@@ -274,6 +278,7 @@ class Simulator:
             rows = bucket(n)
             v = self._verdicts_on(block + [block[0]] * (rows - n), cpu)
             blocks.append(v if rows == n else LeafVerdicts(*(None if x is None else x[:n] for x in v)))
+        self.verdicts_now_seconds += time.perf_counter() - t0
         if len(blocks) == 1:
             return blocks[0]
         return LeafVerdicts(*(None if f[0] is None else np.concatenate(f) for f in zip(*blocks)))

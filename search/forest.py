@@ -61,7 +61,7 @@ class _Progress:
     caps: list  # playouts stopped by the move cap, per tree
     active: list  # still searching, per tree
     host: float = 0.0  # seconds of descents and backups
-    wait: float = 0.0  # seconds blocked on the device
+    wait: float = 0.0  # seconds blocked on the device (the same-round verdicts' calls included)
 
 
 @dataclasses.dataclass
@@ -140,6 +140,8 @@ class Forest:
         budgets = list(simulations) if isinstance(simulations, (list, tuple)) else [simulations] * g
         t_start = time.perf_counter()
         cpu_start = time.thread_time()  # the thread uses no CPU while it waits for the device
+        simulators = list({id(s.simulator): s.simulator for s in self.searches}.values())
+        now_start = sum(sim.verdicts_now_seconds for sim in simulators)
         run = _Progress(budgets, None if seconds is None else t_start + seconds, stop_early, [0] * g,
                         [np.zeros(s.size * s.size) for s in self.searches], [0] * g,
                         [b is None or b > 0 for b in budgets])
@@ -159,6 +161,10 @@ class Forest:
                 pending = round_
             seconds = time.perf_counter() - t_start
             cpu = time.thread_time() - cpu_start
+            # The descents' same-round verdicts were timed as host work: they are a device call.
+            now = sum(sim.verdicts_now_seconds for sim in simulators) - now_start
+            run.host -= now
+            run.wait += now
             self.last_timing = {"seconds": seconds, "host_seconds": run.host, "host_cpu_seconds": cpu,
                                 "device_wait_seconds": run.wait, "simulations": sum(run.done)}
             return [s.result(run.done[t], seconds, run.host, cpu, run.wait, run.own[t] / max(run.done[t], 1),

@@ -51,7 +51,9 @@ class SearchResult:
     host_cpu_seconds: float  # CPU time of the search's thread over the search (it uses none while
     #                          it waits): what the host work costs, without the time it waits for
     #                          a core (on a CPU backend the playouts' threads share the cores)
-    device_wait_seconds: float  # blocked waiting for the device
+    device_wait_seconds: float  # blocked waiting for the device (in a forest, also for the same-round
+    #                             verdicts, Simulator.verdicts_now, which on a CPU backend queue
+    #                             behind the playouts)
     nodes: int
     max_depth: int
     moves: list[MoveStats]  # sorted by visits, most first

@@ -310,3 +310,27 @@ def test_a_forest_benchmark_compiles_nothing_while_it_times(caplog):
         bench_forest(board=5, simulations=128, trees=8, params=SearchParams(leaves=4, playouts_per_leaf=4),
                      repeats=1, policy_repeats=0, progress=False, ready=lambda: timed.enter_context(jax.log_compiles()))
     assert not [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+
+
+def test_same_round_verdicts_count_as_device_wait_not_host_work(monkeypatch):
+    """A descent that meets a node of its own round waits for that node's verdicts from compiled
+    code (Simulator.verdicts_now; on a CPU backend they queue behind the round's playouts).  The
+    forest's timing counts that wait with the device's, not as host work: made slow here, it
+    lands wholly in device_wait_seconds, and host plus wait never exceed the wall time."""
+    import time
+
+    slow = Simulator._verdicts_on
+
+    def slower(self, boards, device=None):
+        time.sleep(0.02)
+        return slow(self, boards, device)
+
+    monkeypatch.setattr(Simulator, "_verdicts_on", slower)
+    with host_priors() as calls:
+        forest = Forest(positions(), [SearchParams(leaves=8, playouts_per_leaf=4, seed=s) for s in (1, 2, 3)])
+        forest.run(480, stop_early=False)
+    t, waited = forest.last_timing, forest.simulator.verdicts_now_seconds
+    assert any(isinstance(c, range) for c in calls) and waited >= 0.02
+    assert t["device_wait_seconds"] >= waited
+    assert t["host_seconds"] + t["device_wait_seconds"] <= t["seconds"] + 1e-6
+    assert t["host_seconds"] < t["seconds"] - waited + 1e-6
