@@ -268,7 +268,9 @@ class Simulator:
         verdicts are back), as numpy, computed on the host's CPU backend in blocks of at most
         VERDICT_BLOCK rows, each padded to a power of two: compiled code several times faster
         than the host twin's Python verdicts (kernels/host.py, search/priors.mogo_values; equal
-        by test), and, on a GPU machine, not queued behind the device's playouts."""
+        by test), and, on a GPU machine, not queued behind the device's playouts (where the
+        playouts run on the CPU backend, they wait for its share of the round in flight:
+        bench/results/forest/README.md, "Pauses and a queue")."""
         t0 = time.perf_counter()
         cpu = _cpu_device()
         blocks = []
