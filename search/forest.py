@@ -24,7 +24,9 @@ capture test where the device's masks say the move captures nothing: Tree.plain)
 check (only at points a capture has emptied: Board.emptied).  A node that a descent reaches
 after an earlier descent of the same round made it has no verdicts yet: the descent waits there
 while the other trees step on, and then the waiting nodes of all trees get theirs in one call of
-compiled code on the host's CPU (Simulator.verdicts_now; `in_flight`: such a descent may instead
+compiled code on the host's CPU (Simulator.verdicts_now: where the playouts run on that CPU
+too, the call waits for their share of the round in flight, and `run` counts it as device
+wait; `in_flight`: such a descent may instead
 take the parent's next best action, or stop there; `waves`: the round's descents in waves, the
 device giving each wave's new nodes their verdicts before the next;
 bench/results/forest/README.md).
