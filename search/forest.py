@@ -26,10 +26,9 @@ after an earlier descent of the same round made it has no verdicts yet: the desc
 while the other trees step on, and then the waiting nodes of all trees get theirs in one call of
 compiled code on the host's CPU (Simulator.verdicts_now: where the playouts run on that CPU
 too, the call waits for their share of the round in flight, and `run` counts it as device
-wait; `in_flight`: such a descent may instead
-take the parent's next best action, or stop there; `waves`: the round's descents in waves, the
-device giving each wave's new nodes their verdicts before the next;
-bench/results/forest/README.md).
+wait; `in_flight`: such a descent may instead take the parent's next best action, or stop
+there; `waves`: the round's descents in waves, the device giving each wave's new nodes their
+verdicts before the next; bench/results/forest/README.md).
 `gojax bench --search --trees G` reports the host's cost per leaf beside the aggregate rate;
 `bench/host_replay.py --trees G` measures it without the device.  Contextual Monte-Carlo keeps
 one tree's tables on the device: a forest of one only.
