@@ -53,5 +53,5 @@ forest "4 x G=$G real games --jobs 4" "$PWD" --simulations $S --jobs 4 --repeats
 forest "G=$G real games waves=4" "$PWD" --simulations $S --waves 4
 forest "G=$G real games K=8" "$PWD" --simulations $((2 * S)) --playouts-per-leaf 8
 analyze_jobs $S 150  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
-step 120 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $S --replays 3
+step 120 "host replay G=$G" $PY bench/host_replay.py --trees $G --simulations $S --replays 2
 echo "forest done $(date +%T)" | tee -a "$LOG"

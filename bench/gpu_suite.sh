@@ -55,8 +55,9 @@ for d in default cpu auto; do
     --playout-device $d --repeats 2 --no-progress --json
 done
 # Four such searches at once in four processes (four engines on one machine), their playouts on
-# the GPU and where `auto` puts them.
-for d in default auto; do
+# the GPU, on the host's cores, and where `auto` puts them (results/gpu_h100_4: on the GPU four
+# ran no faster together than one).
+for d in default cpu auto; do
   step 150 "4 searches 9x9 $SIMS L8 K4 --jobs 4, playouts on $d" $PY -m gojax bench --search --board 9 \
     --simulations $SIMS --playout-device $d --jobs 4 --no-progress --json
 done
@@ -71,6 +72,8 @@ step 150 "forest 9x9 G=256 real games waves=4" $PY -m gojax bench --search --tre
   --simulations $FOREST_SIMS --waves 4 --repeats 2 --sgf $GAMES/game00{01,07,09,11,13,15,16,22}.sgf --move 30 \
   --no-progress --json
 step 200 "host replay G=64" $PY bench/host_replay.py --trees 64 --simulations $FOREST_SIMS --replays 3
+# G = 256 is the host-bound shape: its live host CPU per leaf against this replay's.
+step 200 "host replay G=256" $PY bench/host_replay.py --trees 256 --simulations $FOREST_SIMS --replays 2
 analyze_jobs $FOREST_SIMS 200  # many searches over processes (gojax analyze --jobs; gpu_env.sh)
 
 # The device's ceiling at the forests' batches (G x L x K playouts per call, MoGo policy):
