@@ -152,7 +152,8 @@ class Board:
         # Every point a capture has emptied: only a move there can repeat a position of `seen`.
         self.emptied: frozenset[int] = frozenset()
         self.moves: list[tuple[int, int | None]] = []  # (colour, point or None for pass)
-        self.captures = {BLACK: 0, WHITE: 0}  # stones captured by each colour
+        # Stones captured by each colour; replaced, never changed in place, so copies share it.
+        self.captures = {BLACK: 0, WHITE: 0}
 
     def same_position(self, other: Board) -> bool:
         """The same stones (by hash), komi, side to move and ko point: what a search from either
@@ -165,7 +166,6 @@ class Board:
         b.__dict__.update(self.__dict__)
         b.stones = self.stones.copy()
         b.moves = list(self.moves)
-        b.captures = dict(self.captures)
         return b
 
     def after(self, p: int | None, plain: bool = False) -> Board:
@@ -182,13 +182,13 @@ class Board:
             b.hash, b.ko, b.passes, b.to_play = h, None, 0, opponent(color)
             b.seen = self.seen.plus(h)
             b.moves = self.moves + [(color, p)]
-            b.captures = dict(self.captures)
-            b.peak_stones = max(self.peak_stones, int(np.count_nonzero(b.stones)))
+            # Until a capture empties a point, stone counts only grow: the peak is this count.
+            b.peak_stones = self.peak_stones + 1 if not self.emptied else \
+                max(self.peak_stones, int(np.count_nonzero(b.stones)))
             return b
         if p is None:  # a pass keeps the stones array, and `place` writes into it
             b.stones = self.stones.copy()
         b.moves = list(self.moves)
-        b.captures = dict(self.captures)
         b.play(p)  # a stone: play puts a new stones array in place
         return b
 
@@ -442,7 +442,8 @@ class Board:
         if captured:
             self.emptied = self.emptied.union(captured)
         self.peak_stones = max(self.peak_stones, int(np.count_nonzero(stones)))
-        self.captures[color] += len(captured)
+        if captured:
+            self.captures = {**self.captures, color: self.captures[color] + len(captured)}
         self.passes = 0
         self.moves.append((color, p))
         self.to_play = opponent(color)

@@ -58,7 +58,7 @@ def test_after_is_copy_then_play(seed, moves):
             assert (child.ko, child.passes, child.to_play, child.captures, child.hash, child.peak_stones,
                     child.emptied) == (want.ko, want.passes, want.to_play, want.captures, want.hash,
                                        want.peak_stones, want.emptied)
-            assert child.stones is not b.stones and child.captures is not b.captures
+            assert child.stones is not b.stones  # captures may be shared: play replaces it (checked below)
     assert (b.stones.tolist(), b.seen, b.moves, b.captures, b.ko, b.passes, b.to_play) == \
         (before[0].tolist(),) + before[1:]
 
