@@ -8,7 +8,9 @@
 # On a machine without the Python packages (sgfmill, pgx, svgwrite), put their wheels in .whl/
 # first: the script installs them into /tmp/site.  Figures land in $OUT/*.md and $OUT/suite.log.
 # Steps run in order of interest (forests first), so a call cut short keeps the ones that matter;
-# suite.log in bench/results/gpu_h100_3 shows each step's start time on an H100.
+# suite.log in bench/results/gpu_h100_4 shows each step's start time on an H100: the steps up to
+# the real-games forests took 6 minutes there, and the whole suite takes longer than one 10-minute
+# call, so bound it with `timeout` and run the rest in a second call (results/gpu_h100_4/README.md).
 set -u
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT"
