@@ -181,8 +181,9 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
 
     s = shift(s, li)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
-    np.add.at(tree.node_n, s, float(k))
-    np.add.at(tree.sims, s, float(k))
+    # The scalar as float32: with a Python float np.add.at leaves its fast path (30x slower).
+    np.add.at(tree.node_n, s, np.float32(k))
+    np.add.at(tree.sims, s, np.float32(k))
     np.add.at(tree.wins, s, wins[li])
     if score is not None:
         np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
