@@ -441,9 +441,9 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             waiting = []
             _initialise_nodes(searches, store, offs, live, node[live])
         here = node[live]
-        cold = ~store.initialised[here]
-        if cold.any():
-            cold = live[cold]
+        ready = store.initialised[here]
+        if not ready.all():
+            cold = live[~ready]
             if rule == "stop":  # only roots go on; the rest end their descent
                 at_root = node[cold] == roots[cold]
                 live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
@@ -465,13 +465,15 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         edges[1].append(here)
         edges[2].append(a)
         has = child >= 0
-        expand_j.append(live[~has])
-        expand_a.append(a[~has])
-        live = live[has]
+        miss = ~has
+        expand_j.append(live[miss])
+        expand_a.append(a[miss])
+        live, kids = live[has], child[has]
         went.append(live)
-        went_to.append(child[has])
-        node[live] = child[has] + offs[live]
-        live = live[~store.over[node[live]]]
+        went_to.append(kids)
+        kids = kids + offs[live]  # store indices
+        node[live] = kids
+        live = live[~store.over[kids]]
     paths, actions = _paths(len(searches), own_roots, edges[0], edges[2], went, went_to)
     ends = [path[-1] for path in paths]
     boards = [s.tree.boards[end] for s, end in zip(searches, ends)]
@@ -507,21 +509,15 @@ def _paths(n: int, roots: np.ndarray, stepped: list, taken: list, went: list, we
     """Each of n searches' path (own node indices from its root) and actions, as lists, from the
     per-step arrays of a descent: at step d `stepped[d]` took actions `taken[d]` and `went[d]`
     reached children `went_to[d]`, each search at most once a step and its steps in the order
-    of its levels (a waiting search sits some steps out)."""
-    depth = len(stepped)
-    acts = np.zeros((n, depth), np.int64)
-    path = np.zeros((n, depth + 1), np.int64)
-    path[:, 0] = roots
-    n_acts = np.zeros(n, np.int64)
-    n_nodes = np.ones(n, np.int64)
-    for d in range(depth):
-        acts[stepped[d], n_acts[stepped[d]]] = taken[d]
-        n_acts[stepped[d]] += 1
-        path[went[d], n_nodes[went[d]]] = went_to[d]
-        n_nodes[went[d]] += 1
-    acts_l, path_l = acts.tolist(), path.tolist()
-    return ([p[:k] for p, k in zip(path_l, n_nodes.tolist())],
-            [a[:k] for a, k in zip(acts_l, n_acts.tolist())])
+    of its levels (a waiting search sits some steps out).  Appends in plain Python: a few
+    hundred of them cost less than the numpy calls per step that an array of paths needs."""
+    paths, acts = [[r] for r in roots.tolist()], [[] for _ in range(n)]
+    if stepped:
+        for j, a in zip(np.concatenate(stepped).tolist(), np.concatenate(taken).tolist()):
+            acts[j].append(a)
+        for j, c in zip(np.concatenate(went).tolist(), np.concatenate(went_to).tolist()):
+            paths[j].append(c)
+    return paths, acts
 
 
 def _pending(store, nodes):
