@@ -3,13 +3,16 @@ function (by default the search loop, `Forest.run`), inclusive and self.
 
     py-spy record -r 400 -f raw -o SPY.txt -- python bench/host_replay.py --trees 64 --simulations 1000 --replays 6
     python bench/spy_shares.py SPY.txt [--within Forest.run] [--under main.<locals>.replay] [--top 40]
-                               [--show descend_trees,Board.after,...]
+                               [--show descend_trees,Board.after,...] [--group NAME=f,g,...]
 
 py-spy's raw format is one line per distinct stack, "frame;frame;... COUNT", each frame
 "function (file:line)".  `--under` keeps only stacks through that function too: in a
 host_replay profile, `main.<locals>.replay` leaves out the recording run, whose device calls
 are not host work.  Shares are of the samples inside `--within`; a function counts once per
-stack however often it recurs.  `pip install py-spy` (not a gojax dependency).
+stack however often it recurs.  `--group NAME=f,g,...` (repeatable) prints the share of the
+samples whose stack passes through any of f, g, ... (a sample counts once however many it
+passes through): what taking all of them away could save at most.  `pip install py-spy` (not a
+gojax dependency).
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ def function_of(frame: str) -> str:
     return frame.rsplit(" (", 1)[0] if frame.endswith(")") and " (" in frame else frame
 
 
-def shares(lines, within: str, under: str | None = None) -> tuple[int, dict[str, int], dict[str, int]]:
+def shares(lines, within: str, under: str | None = None,
+           groups: dict[str, set[str]] | None = None) -> tuple[int, dict[str, int], dict[str, int]]:
     """(samples inside `within`, inclusive samples per function, self samples per function) of
-    py-spy raw lines; only stacks through `within` (and `under`, when given) count."""
+    py-spy raw lines; only stacks through `within` (and `under`, when given) count.  Each of
+    `groups` (name: functions) is counted in `inclusive` under its name, once per stack through
+    any of its functions."""
     total, inclusive, own = 0, collections.Counter(), collections.Counter()
     for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
@@ -42,8 +48,12 @@ def shares(lines, within: str, under: str | None = None) -> tuple[int, dict[str,
             continue
         c = int(count)
         total += c
-        for name in set(names[names.index(within):]):
+        inside = set(names[names.index(within):])
+        for name in inside:
             inclusive[name] += c
+        for name, functions in (groups or {}).items():
+            if inside & functions:
+                inclusive[name] += c
         own[names[-1]] += c
     return total, dict(inclusive), dict(own)
 
@@ -55,20 +65,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--under", default=None, help="and only stacks through this one too")
     ap.add_argument("--top", type=int, default=40, help="the N largest, inclusive and self")
     ap.add_argument("--show", default="", help="comma-separated functions to print whatever their rank")
+    ap.add_argument("--group", action="append", default=[], metavar="NAME=f,g,...",
+                    help="the share of the samples through any of these functions, counted once")
     args = ap.parse_args(argv)
+    groups = {}
+    for spec in args.group:
+        name, _, functions = spec.partition("=")
+        if not name or not functions:
+            raise SystemExit(f"spy_shares: --group {spec!r}: give NAME=function,function,...")
+        groups[name] = set(functions.split(","))
     try:
         with open(args.raw) as f:
-            total, inclusive, own = shares(f, args.within, args.under)
+            total, inclusive, own = shares(f, args.within, args.under, groups)
     except (OSError, ValueError) as err:
         raise SystemExit(f"spy_shares: {err}") from None
     if not total:
         raise SystemExit(f"spy_shares: no sample inside {args.within!r}"
                          + (f" through {args.under!r}" if args.under else ""))
     print(f"{total} samples inside {args.within}" + (f" through {args.under}" if args.under else ""))
-    for title, table in (("inclusive", inclusive), ("self", own)):
+    functions = {name: c for name, c in inclusive.items() if name not in groups}
+    for title, table in (("inclusive", functions), ("self", own)):
         print(f"--- {title}")
         for name, c in sorted(table.items(), key=lambda kv: -kv[1])[:args.top]:
             print(f"{100 * c / total:5.1f}%  {name}")
+    for name in groups:
+        print(f"--- group {name} (inclusive, each sample once): {100 * inclusive.get(name, 0) / total:.1f}%")
     if args.show:
         print("--- asked for (inclusive)")
         for name in args.show.split(","):
