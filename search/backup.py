@@ -181,7 +181,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
 
     s = shift(s, li)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
-    # The scalar as float32: with a Python float np.add.at leaves its fast path (30x slower).
+    # The scalar as float32: with a Python float, np.add.at leaves its fast path.
     np.add.at(tree.node_n, s, np.float32(k))
     np.add.at(tree.sims, s, np.float32(k))
     np.add.at(tree.wins, s, wins[li])
