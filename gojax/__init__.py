@@ -5,6 +5,7 @@
     res = gojax.run_playouts(gojax.batch_from_host([board]), jax.random.key(0), 1024)
     res.wins / 1024, res.ownership[0]                        # Black's win rate, ownership [P]
     result = gojax.Search(board, gojax.SearchParams()).run(simulations=3000)
+    results = gojax.Forest([board] * 8, gojax.SearchParams()).run(1000)  # 8 searches, one call a round
 
 Layers: kernels (rules, playouts) <- search (the MC-RAVE tree) <- gojax (player, GTP, SGF,
 match runner, CLI).  Start at README.md.
@@ -30,6 +31,7 @@ from gojax.kernels.state import BoardState, batch_from_host, from_host
 from gojax.player import Player, PlayerOptions
 from gojax.runtime import enable_gpu_graphs, limit_cpu_threads
 from gojax.search.device import Simulator
+from gojax.search.forest import Forest, merge_roots
 from gojax.search.mcts import MoveStats, Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
@@ -39,7 +41,7 @@ __all__ = [
     "Board", "IllegalMove",
     "BoardState", "from_host", "batch_from_host",
     "PlayoutConfig", "PlayoutResult", "run_playouts", "empty_boards",
-    "Search", "SearchParams", "SearchResult", "MoveStats", "Simulator",
+    "Search", "SearchParams", "SearchResult", "MoveStats", "Simulator", "Forest", "merge_roots",
     "Player", "PlayerOptions",
     "load_sgf", "board_to_sgf", "SgfError",
     "evaluate", "plot_ownership",

@@ -22,6 +22,29 @@ def test_readme_example():
     assert result.simulations >= 64 and result.moves
 
 
+def test_readme_forest_example(tmp_path):
+    """README's Forest example, small: positions from SGF records, one tree each, a seed each;
+    tree g's result is what a lone search with its params gives."""
+    import dataclasses
+    paths = []
+    for i, moves in enumerate(["B[ee];W[cc]", "B[dd];W[ff];B[gc]"]):
+        path = tmp_path / f"g{i}.sgf"
+        path.write_text(f"(;GM[1]FF[4]SZ[9]KM[7.5];{moves})")
+        paths.append(str(path))
+    boards = [gojax.load_sgf(open(path, "rb").read(), upto=30)[0] for path in paths]
+    params = [dataclasses.replace(gojax.SearchParams(leaves=4, playouts_per_leaf=4), seed=s) for s in range(2)]
+    results = gojax.Forest(boards, params).run(simulations=32)
+    assert [len(b.moves) for b in boards] == [2, 3] and all(r.simulations == 32 for r in results)
+    alone = gojax.Search(boards[1], params[1]).run(simulations=32)
+    assert (results[1].move, [m.visits for m in results[1].moves]) == (alone.move, [m.visits for m in alone.moves])
+    # root parallelisation: two trees on one position, their root visits summed move by move
+    forest = gojax.Forest([boards[0]] * 2, params)
+    each = forest.run(simulations=32)
+    merged, owner = gojax.merge_roots(each, forest.searches)
+    visits = {m.move: sum(n.visits for r in each for n in r.moves if n.move == m.move) for m in merged.moves}
+    assert merged.simulations == 64 and owner in (0, 1) and visits[merged.move] == merged.moves[0].visits
+
+
 def test_bench_cli_times_mogo_beside_uniform(capsys):
     import json
 
