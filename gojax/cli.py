@@ -108,8 +108,9 @@ def _add_playout_device(p, default: str) -> None:
     p.add_argument("--playout-device", choices=PLAYOUT_DEVICES, default=default,
                    help="where the playouts run: default = JAX's default device (a GPU where there is one); cpu ="
                         " the host's CPU, where a lone search's small calls can take less time than on a GPU; auto ="
-                        " whichever of the two plays this search's calls faster, timed at warm-up (the same as"
-                        f" default on a machine without an accelerator; default: {default})")
+                        " the CPU unless the default device plays this search's calls clearly faster (in at most"
+                        " 80%% of the CPU's time), timed at warm-up (the same as default on a machine without an"
+                        f" accelerator; default: {default})")
 
 
 def _add_cpu_threads(p, default: str) -> None:

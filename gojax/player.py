@@ -21,7 +21,7 @@ import numpy as np
 from gojax import judge
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
-from gojax.search.device import Simulator, playout_candidates
+from gojax.search.device import AUTO_CPU_MARGIN, Simulator, playout_candidates
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
 from gojax.search.timecontrol import Clock
@@ -151,7 +151,9 @@ class Player:
             chosen, *others = times.items()
             print(f"[gojax] playouts on {chosen[0]}: {chosen[1]:.1f} ms per call of "
                   f"{self.options.trees} x {self.params.leaves} leaves x {self.params.playouts_per_leaf} playouts"
-                  + "".join(f", against {ms:.1f} ms on {name}" for name, ms in others),
+                  + "".join(f", against {ms:.1f} ms on {name}" for name, ms in others)
+                  + (f" (auto keeps the CPU unless another device takes at most {AUTO_CPU_MARGIN:.0%} of its time)"
+                     if any(ms < chosen[1] for _, ms in others) else ""),
                   file=self.options.log, flush=True)
         return time.perf_counter() - t0
 

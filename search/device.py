@@ -174,9 +174,17 @@ def _cpu_device():
 
 
 # --playout-device: "default", JAX's default device(s) (a GPU where there is one, the rows split
-# over every local device); "cpu", the host's CPU; "auto", whichever of the two plays the
-# search's own call shape in less time, timed when it warms up (Simulator.choose_device).
+# over every local device); "cpu", the host's CPU; "auto", the host's CPU unless the default
+# device plays the search's own call shape clearly faster, timed when it warms up
+# (Simulator.choose_device).
 PLAYOUT_DEVICES = ("auto", "default", "cpu")
+
+# "auto" keeps an accelerator only where its calls take at most this share of the CPU's time.
+# A lone search's calls took about as long on an H100 as on its host's CPU (within 10%), and
+# there the GPU is the worse bet: engines sharing it take turns, each at a fraction of its rate,
+# while each keeps its CPU core (bench/results/gpu_h100_4: four engines, 665 simulations/s each
+# on the GPU against 2,700-3,400 on the CPU).
+AUTO_CPU_MARGIN = 0.8
 
 
 def playout_candidates(choice: str) -> list:
@@ -202,6 +210,16 @@ def device_name(device) -> str:
     if device is None:
         return f"{jax.devices()[0].platform} x{jax.device_count()}"
     return device.platform
+
+
+def auto_pick(times: list[tuple[float, object]]):
+    """The device "auto" keeps, of (milliseconds per call, Simulator.device) pairs: the fastest,
+    but the host's CPU unless the fastest takes at most AUTO_CPU_MARGIN of the CPU's time."""
+    best_ms, best = min(times, key=lambda t: t[0])
+    cpu = [(ms, d) for ms, d in times if d is not None and d.platform == "cpu"]
+    if cpu and best is not cpu[0][1] and best_ms > AUTO_CPU_MARGIN * cpu[0][0]:
+        return cpu[0][1]
+    return best
 
 
 class Submitted(NamedTuple):
@@ -391,10 +409,10 @@ class Simulator:
             self.verdicts_now([board] * n)
 
     def choose_device(self, board: Board, trees: int, candidates: list, calls: int = 8) -> dict[str, float]:
-        """Warm up on each of `candidates` (Simulator.device values) and keep the one that plays
-        a round of `trees` trees from `board` in the least time: the median of `calls` calls
-        one after another, each waited for, as a search waits for its rounds.  Returns the
-        milliseconds per call by device_name, fastest first."""
+        """Warm up on each of `candidates` (Simulator.device values), time a round of `trees`
+        trees from `board` on each (the median of `calls` calls one after another, each waited
+        for, as a search waits for its rounds) and keep the one `auto_pick` picks.  Returns the
+        milliseconds per call by device_name, the kept one first."""
         g = bucket(trees)
         rows, keys = [[board] * self.leaves] * g, np.zeros((g, 2), np.uint32)
         times = []
@@ -407,7 +425,7 @@ class Simulator:
                 jax.block_until_ready(self.dispatch(rows, keys, [c] * g).wins)
                 took.append(time.perf_counter() - t0)
             times.append((1e3 * statistics.median(took), device))
-        times.sort(key=lambda t: t[0])
-        self.device = times[0][1]
+        self.device = auto_pick(times)
         self.new_game()
+        times.sort(key=lambda t: (t[1] is not self.device, t[0]))
         return {device_name(d): ms for ms, d in times}

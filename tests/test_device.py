@@ -10,7 +10,7 @@ import pytest
 from gojax.kernels.geometry import BLACK
 from gojax.kernels.host import Board
 from gojax.player import Player, PlayerOptions
-from gojax.search.device import Simulator, device_name, playout_candidates
+from gojax.search.device import Simulator, auto_pick, device_name, playout_candidates
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 
@@ -49,14 +49,21 @@ def test_a_search_on_the_named_cpu_is_the_default_devices_search(fields):
     assert summary(named) == summary(default)
 
 
-def test_auto_times_each_candidate_and_keeps_the_fastest():
+def test_auto_keeps_the_cpu_unless_the_other_device_is_clearly_faster():
+    cpu = jax.devices("cpu")[0]
+    assert auto_pick([(10.0, None), (11.0, cpu)]) is cpu  # 10% faster: a tie, the CPU keeps it
+    assert auto_pick([(8.0, None), (11.0, cpu)]) is None  # 27% faster: the accelerator
+    assert auto_pick([(12.0, None), (11.0, cpu)]) is cpu
+
+
+def test_auto_times_each_candidate_and_keeps_its_pick():
     params = SearchParams(leaves=4, playouts_per_leaf=4, seed=5)
     sim = Simulator(params)
     cpu = jax.devices("cpu")[0]
     times = sim.choose_device(position(), 2, [None, cpu], calls=3)
     assert set(times) == {"cpu x1", "cpu"} and all(ms > 0 for ms in times.values())
-    assert list(times.values()) == sorted(times.values())  # fastest first, and that one kept
-    assert device_name(sim.device) == next(iter(times))
+    kept = auto_pick([(times["cpu x1"], None), (times["cpu"], cpu)])
+    assert sim.device is kept and device_name(kept) == next(iter(times))  # the kept one first
     r = Search(position(), params, sim).run(simulations=64, stop_early=False)
     assert summary(r) == summary(Search(position(), params).run(simulations=64, stop_early=False))
 
