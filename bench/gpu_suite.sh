@@ -50,7 +50,7 @@ step 200 "4 forests 9x9 G=256 --jobs 4" $PY -m gojax bench --search --trees 256 
 step 150 "forest 9x9 G=256 waves=4" $PY -m gojax bench --search --trees 256 --board 9 --simulations $FOREST_SIMS \
   --waves 4 --repeats 2 --no-progress --json
 # A lone search (gojax gtp's default shape) with its playouts on the GPU, on the host's CPU, and
-# on whichever of the two `--playout-device auto` (gojax gtp's default) times faster at warm-up:
+# where `--playout-device auto` (gojax gtp's default) puts it: the CPU unless the GPU is clearly faster at warm-up;
 # on a GPU each small call waits on its playout loop's latency.
 for d in default cpu auto; do
   step 120 "search 9x9 $SIMS L8 K4 playouts on $d" $PY -m gojax bench --search --board 9 --simulations $SIMS \
