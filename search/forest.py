@@ -288,7 +288,7 @@ class Forest:
         t0 = time.perf_counter()
         for members, starts in self._rows(round_.leaves, self.params.leaves):
             outs = back_up_trees([self.searches[t] for t in members], [round_.leaves[t] for t in members],
-                                 starts, result)
+                                 starts, result, ready=round_.call.verdicts is not None)
             for t, (o, c) in zip(members, outs):
                 run.own[t] += o
                 run.caps[t] += c

@@ -314,18 +314,19 @@ class Search:
 
 
 def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list[int],
-                  r: PlayoutResult) -> list[tuple[np.ndarray, int]]:
+                  r: PlayoutResult, ready: bool = False) -> list[tuple[np.ndarray, int]]:
     """`Search.back_up` for several searches at once: searches[j]'s leaves are the result's rows
     starts[j] .. starts[j] + len(leaves[j]) - 1.  Several searches must share one TreeStack and
     one `batch_key` (their params differ at most in the seed): the new nodes' priors, the backup
     and the refresh of the touched rows are then one set of array operations over the stack.
+    `ready`: the round's new nodes were given their legal moves and priors already (from its
+    verdicts ahead of the playouts: `ready_new_nodes`).
     Returns (ownership summed over the playouts [P], playouts stopped by the move cap) per search."""
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
-    # Their priors now, all at once, unless the verdicts came ahead (the refresh below covers
-    # them: they are on the paths).
-    ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
+    if not ready:  # their priors now, all at once (the refresh below covers them: on the paths)
+        ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
     idx = _leaf_rows(leaves, starts)
     offsets = np.repeat(offs, [len(ls) for ls in leaves])  # each leaf's tree into the stack
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
