@@ -5,7 +5,7 @@
     res = gojax.run_playouts(gojax.batch_from_host([board]), jax.random.key(0), 1024)
     res.wins / 1024, res.ownership[0]                        # Black's win rate, ownership [P]
     result = gojax.Search(board, gojax.SearchParams()).run(simulations=3000)
-    results = gojax.Forest([board] * 8, gojax.SearchParams()).run(1000)  # 8 searches, one call a round
+    results = gojax.Forest(boards, gojax.SearchParams()).run(1000)  # a tree per board, one call a round
 
 Layers: kernels (rules, playouts) <- search (the MC-RAVE tree) <- gojax (player, GTP, SGF,
 match runner, CLI).  Start at README.md.

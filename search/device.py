@@ -179,11 +179,9 @@ def _cpu_device():
 # (Simulator.choose_device).
 PLAYOUT_DEVICES = ("auto", "default", "cpu")
 
-# "auto" keeps an accelerator only where its calls take at most this share of the CPU's time.
-# A lone search's calls took about as long on an H100 as on its host's CPU (within 10%), and
-# there the GPU is the worse bet: engines sharing it take turns, each at a fraction of its rate,
-# while each keeps its CPU core (bench/results/gpu_h100_4: four engines, 665 simulations/s each
-# on the GPU against 2,700-3,400 on the CPU).
+# "auto" keeps an accelerator only where its calls take at most this share of the CPU's time:
+# a lone search's calls take about as long on a GPU as on its host's CPU, and a GPU shared by
+# several engines serves their calls in turn while each keeps a core (bench/results/gpu_h100_4).
 AUTO_CPU_MARGIN = 0.8
 
 
