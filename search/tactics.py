@@ -37,10 +37,10 @@ def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[
     return after, new_ko
 
 
-def _can_capture_attacker(stones: list[int], nbrs, chain_point: int) -> bool:
-    """Is a stone touching the defender's chain in atari (so the defender can take it)?"""
-    chain, _ = chain_of(stones, nbrs, chain_point)
-    attacker, seen = opponent(stones[chain_point]), set()
+def _can_capture_attacker(stones: list[int], nbrs, chain: set[int]) -> bool:
+    """Is a stone touching the defender's `chain` (its points) in atari (so the defender can
+    take it)?"""
+    attacker, seen = opponent(stones[next(iter(chain))]), set()
     for s in chain:
         for q in nbrs[s]:
             if stones[q] == attacker and q not in seen:
@@ -79,9 +79,10 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
             if tried is None:
                 continue
             after, after_ko = tried
-            if len(chain_of(after, nbrs, q)[1]) != 1:
+            chain, chain_libs = chain_of(after, nbrs, q)
+            if len(chain_libs) != 1:
                 continue
-            if _can_capture_attacker(after, nbrs, q):
+            if _can_capture_attacker(after, nbrs, chain):
                 continue  # the defender takes the atari stone (or another attacker) and lives on
             if not defend(after, after_ko, other):
                 return False
