@@ -117,15 +117,19 @@ def captures_by(after: list[int], nbrs, p: int) -> list[int] | None:
     return captured
 
 
-def chain_of(stones, nbrs, p: int) -> tuple[set[int], set[int]]:
+def chain_of(stones, nbrs, p: int, most: int = 0) -> tuple[set[int], set[int]]:
     """(stones, liberties) of the chain through stone p, on any indexable stones (an array, or a
-    list where many reads make numpy's per-element cost show)."""
+    list where many reads make numpy's per-element cost show).  With `most`, the fill stops
+    once that many liberties are found: the stones are then only those reached so far (a
+    ladder read asks "three or more?" or "exactly one?")."""
     color, chain, libs, todo = stones[p], {p}, set(), [p]
     while todo:
         for r in nbrs[todo.pop()]:
             s = stones[r]
             if s == EMPTY:
                 libs.add(r)
+                if len(libs) == most:
+                    return chain, libs
             elif s == color and r not in chain:
                 chain.add(r)
                 todo.append(r)

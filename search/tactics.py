@@ -37,24 +37,6 @@ def _play(stones: list[int], ko: int | None, color: int, p: int, nbrs) -> tuple[
     return after, new_ko
 
 
-def _chain_upto(stones: list[int], nbrs, p: int, most: int) -> tuple[set[int], set[int]]:
-    """`chain_of(stones, nbrs, p)`, but the fill stops once `most` liberties are found: then the
-    liberties are that many and the stones only those reached so far.  A read asks "three or
-    more?" or "exactly one?", and most chains answer within a few points."""
-    color, chain, libs, todo = stones[p], {p}, set(), [p]
-    while todo:
-        for r in nbrs[todo.pop()]:
-            s = stones[r]
-            if s == EMPTY:
-                libs.add(r)
-                if len(libs) == most:
-                    return chain, libs
-            elif s == color and r not in chain:
-                chain.add(r)
-                todo.append(r)
-    return chain, libs
-
-
 def _can_capture_attacker(stones: list[int], nbrs, chain: set[int]) -> bool:
     """Is a stone touching the defender's `chain` (its points) in atari (so the defender can
     take it)?"""
@@ -62,7 +44,7 @@ def _can_capture_attacker(stones: list[int], nbrs, chain: set[int]) -> bool:
     for s in chain:
         for q in nbrs[s]:
             if stones[q] == attacker and q not in seen:
-                group, libs = _chain_upto(stones, nbrs, q, 2)
+                group, libs = chain_of(stones, nbrs, q, most=2)
                 if len(libs) == 1:
                     return True
                 seen |= group  # each attacking chain is read once (or the part read of it)
@@ -85,7 +67,7 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
         if played is None:
             return False
         b, b_ko = played
-        libs = _chain_upto(b, nbrs, q, 3)[1]
+        libs = chain_of(b, nbrs, q, most=3)[1]
         if len(libs) >= 3:
             return True
         if len(libs) <= 1:
@@ -97,7 +79,7 @@ def extension_escapes(board: Board, p: int, budget: int = 60) -> bool:
             if tried is None:
                 continue
             after, after_ko = tried
-            chain, chain_libs = _chain_upto(after, nbrs, q, 2)  # the whole chain when in atari
+            chain, chain_libs = chain_of(after, nbrs, q, most=2)  # the whole chain when in atari
             if len(chain_libs) != 1:
                 continue
             if _can_capture_attacker(after, nbrs, chain):
