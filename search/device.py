@@ -214,10 +214,8 @@ def auto_pick(times: list[tuple[float, object]]):
     """The device "auto" keeps, of (milliseconds per call, Simulator.device) pairs: the fastest,
     but the host's CPU unless the fastest takes at most AUTO_CPU_MARGIN of the CPU's time."""
     best_ms, best = min(times, key=lambda t: t[0])
-    cpu = [(ms, d) for ms, d in times if d is not None and d.platform == "cpu"]
-    if cpu and best is not cpu[0][1] and best_ms > AUTO_CPU_MARGIN * cpu[0][0]:
-        return cpu[0][1]
-    return best
+    cpu_ms, cpu = next(((ms, d) for ms, d in times if d is not None and d.platform == "cpu"), (None, None))
+    return cpu if cpu is not None and best_ms > AUTO_CPU_MARGIN * cpu_ms else best
 
 
 class Submitted(NamedTuple):
