@@ -321,19 +321,23 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     and the refresh of the touched rows are then one set of array operations over the stack.
     `ready`: the round's new nodes were given their legal moves and priors already (from its
     verdicts ahead of the playouts: `ready_new_nodes`).
-    Returns (ownership summed over the playouts [P], playouts stopped by the move cap) per search."""
+    Every search has one leaf or more.  Returns (ownership summed over the playouts [P],
+    playouts stopped by the move cap) per search."""
     store, offs = _store(searches)
     first = searches[0]
     params, k = first.params, first.params.playouts_per_leaf
     if not ready:  # their priors now, all at once (the refresh below covers them: on the paths)
         ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
     idx = _leaf_rows(leaves, starts)
-    offsets = np.repeat(offs, [len(ls) for ls in leaves])  # each leaf's tree into the stack
+    counts = np.array([len(ls) for ls in leaves])
+    offsets = np.repeat(offs, counts)  # each leaf's tree into the stack
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
                            r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
     refresh(store, touched, params, store.jitter_of(touched))
-    return [((r.ownership[start: start + len(ls)] * k).sum(axis=0), int(r.cap_hit[start: start + len(ls)].sum()))
-            for ls, start in zip(leaves, starts)]
+    cuts = np.cumsum(counts) - counts  # each search's first row of idx: one reduction for all
+    own = np.add.reduceat(r.ownership[idx] * k, cuts, axis=0)
+    caps = np.add.reduceat(r.cap_hit[idx].sum(axis=1), cuts).tolist()
+    return list(zip(own, caps))
 
 
 def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], legal: np.ndarray,
@@ -423,35 +427,32 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
     rule = params.in_flight_rule
     own_roots = np.array([s.root for s in searches], np.int64)
     roots = offs + own_roots  # store indices
-    node = roots.copy()
-    # Per step: the searches that took one, the store nodes and actions (the virtual loss), and
-    # the searches that reached a child with their child's own index.  A search's steps come in
-    # the order of its levels: the paths are read off these arrays at the end, not appended to
-    # step by step.
-    edges = ([], [], [])
-    went, went_to = [], []
-    expand_j, expand_a = [], []  # the searches whose last action's child is not in the tree
-    live = np.flatnonzero(~store.over[node])
+    # Per level: the searches still descending (`live`), their store nodes (`here`), the actions
+    # taken and those actions' children (own indices, -1 where not in the tree).  A search's
+    # steps come in the order of its levels: the paths, the new leaves and the virtual loss are
+    # read off these arrays at the end, not built step by step.
+    steps = []
+    live = np.flatnonzero(~store.over[roots])
+    here = roots[live]
     # Searches that reached a node with no verdicts yet (its playouts are still on the device, or
     # an earlier descent of this round made it) wait there until no other search can step: then
     # all their nodes get verdicts in one call, which costs about as much as a call for one.
     waiting = []
     while live.size or waiting:
         if not live.size:
-            live = np.sort(np.concatenate(waiting))
+            live, here = (np.concatenate(x) for x in zip(*waiting))
+            order = np.argsort(live)
+            live, here = live[order], here[order]
             waiting = []
-            _initialise_nodes(searches, store, offs, live, node[live])
-        here = node[live]
+            _initialise_nodes(searches, store, offs, live, here)
         ready = store.initialised[here]
         if not ready.all():
-            cold = live[~ready]
-            if rule == "stop":  # only roots go on; the rest end their descent
-                at_root = node[cold] == roots[cold]
-                live = np.setdiff1d(live, cold[~at_root], assume_unique=True)
-                cold = cold[at_root]
-            if cold.size:
-                waiting.append(cold)
-                live = np.setdiff1d(live, cold, assume_unique=True)
+            cold = ~ready
+            if rule == "stop":  # only roots wait; the rest end their descent there
+                cold &= here == roots[live]
+            if cold.any():
+                waiting.append((live[cold], here[cold]))
+            live, here = live[ready], here[ready]
             continue
         rows = store.value[here]
         a = rows.argmax(1)
@@ -462,25 +463,23 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
             if hit.size:
                 a[hit] = _sidestep(store, rows[hit], store.child[here[hit]], off[hit][:, None], a[hit])
                 child[hit] = store.child[here[hit], a[hit]]
-        edges[0].append(live)
-        edges[1].append(here)
-        edges[2].append(a)
+        steps.append((live, here, a, child))
         has = child >= 0
-        miss = ~has
-        expand_j.append(live[miss])
-        expand_a.append(a[miss])
-        live, kids = live[has], child[has]
-        went.append(live)
-        went_to.append(kids)
-        kids = kids + offs[live]  # store indices
-        node[live] = kids
-        live = live[~store.over[kids]]
-    paths, actions = _paths(len(searches), own_roots, edges[0], edges[2], went, went_to)
+        if not has.all():
+            live, child = live[has], child[has]
+        here = child + offs[live]  # store indices
+        over = store.over[here]
+        if over.any():
+            live, here = live[~over], here[~over]
+    stepped, nodes_at, taken, kids = (np.concatenate(x) for x in zip(*steps)) if steps else \
+        (np.zeros(0, np.int64),) * 4
+    paths, actions = _paths(len(searches), own_roots, stepped, taken, kids)
     ends = [path[-1] for path in paths]
     boards = [s.tree.boards[end] for s, end in zip(searches, ends)]
     which, nodes, parents, acts = [], [], [], []  # the new nodes: search, node, parent, action
-    if expand_j:  # the leaf's move on a copy of its board; a new node where the tree has room
-        ex_j, ex_a = np.concatenate(expand_j), np.concatenate(expand_a)
+    miss = kids < 0
+    if miss.any():  # the leaf's move on a copy of its board; a new node where the tree has room
+        ex_j, ex_a = stepped[miss], taken[miss]
         order = np.argsort(ex_j)
         ex_j, ex_a = ex_j[order], ex_a[order]
         at = np.asarray(ends, np.int64)[ex_j] + offs[ex_j]
@@ -500,23 +499,21 @@ def descend_trees(searches: list[Search]) -> list[Leaf]:
         off, own = offs[which], np.asarray(nodes, np.int64)
         start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
                    np.asarray(acts, np.int64), own, off)
-    if params.virtual_loss and edges[0]:
-        _virtual_loss(store, np.concatenate(edges[1]), np.concatenate(edges[2]), params, leaves,
-                      params.virtual_loss * params.playouts_per_leaf)
+    if params.virtual_loss and steps:
+        _virtual_loss(store, nodes_at, taken, params, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves
 
 
-def _paths(n: int, roots: np.ndarray, stepped: list, taken: list, went: list, went_to: list):
-    """Each of n searches' path (own node indices from its root) and actions, as lists, from the
-    per-step arrays of a descent: at step d `stepped[d]` took actions `taken[d]` and `went[d]`
-    reached children `went_to[d]`, each search at most once a step and its steps in the order
-    of its levels (a waiting search sits some steps out).  Appends in plain Python: a few
-    hundred of them cost less than the numpy calls per step that an array of paths needs."""
+def _paths(n: int, roots: np.ndarray, stepped: np.ndarray, taken: np.ndarray, kids: np.ndarray):
+    """Each of n searches' path (own node indices from its root) and actions, as lists, from a
+    descent's steps: search `stepped[i]` took action `taken[i]` to child `kids[i]` (-1: not in
+    the tree, its last step), each search's steps in the order of its levels.  Appends in plain
+    Python: a few hundred of them cost less than the numpy calls per step that an array of paths
+    needs."""
     paths, acts = [[r] for r in roots.tolist()], [[] for _ in range(n)]
-    if stepped:
-        for j, a in zip(np.concatenate(stepped).tolist(), np.concatenate(taken).tolist()):
-            acts[j].append(a)
-        for j, c in zip(np.concatenate(went).tolist(), np.concatenate(went_to).tolist()):
+    for j, a, c in zip(stepped.tolist(), taken.tolist(), kids.tolist()):
+        acts[j].append(a)
+        if c >= 0:
             paths[j].append(c)
     return paths, acts
 
