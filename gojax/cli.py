@@ -163,6 +163,10 @@ def search_params(args, **overrides):
             shape.load_model(params.shape_model)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
             raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
+    try:  # the playouts' own checks (a learnt policy's model file) before anything starts
+        params.playout_config()
+    except ValueError as err:
+        raise SystemExit(f"gojax: {err}") from None
     return params
 
 
@@ -259,11 +263,15 @@ def _run_gtp(args) -> int:
     sys.stdout = sys.stderr
     from gojax.gtp import GtpEngine
     from gojax.gtp_commands import GtpCommands
+    from gojax.kernels.learnt import ModelError
     from gojax.player import Player, PlayerOptions
     options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
                             verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device)
-    player = Player(args.size, args.komi, params, options)
+    try:
+        player = Player(args.size, args.komi, params, options)
+    except ModelError as err:  # a learnt policy fitted for another board size
+        raise SystemExit(f"gojax gtp: {err}") from None
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
           + (" (--no-warmup: at the first genmove)" if args.no_warmup else ""), file=log, flush=True)
@@ -373,7 +381,7 @@ def _add_scaling(sub):
     p.add_argument("--size", type=board_size, default=9)
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--gnugo", default="gnugo --mode gtp --level 10 --chinese-rules")
-    p.add_argument("--policy", choices=["uniform", "mogo"], default=None,
+    p.add_argument("--policy", choices=["uniform", "mogo", "learnt"], default=None,
                    help="playout policy of every gojax engine (default: gojax gtp's)")
     p.add_argument("--engine-options", default="", help="extra `gojax gtp` options for every gojax engine")
     p.add_argument("--out", required=True)
@@ -411,7 +419,7 @@ def _add_evaluate(sub):
     p = sub.add_parser("evaluate", help="win rate, score and ownership of every position of SGF games")
     p.add_argument("files", nargs="+", help="SGF files or folders of them")
     p.add_argument("--playouts", type=positive_int, default=1024, help="playouts per position (default 1024)")
-    p.add_argument("--policy", choices=["uniform", "mogo"], default="uniform",
+    p.add_argument("--policy", choices=["uniform", "mogo", "learnt"], default="uniform",
                    help="playout policy (uniform: the unbiased estimate of the position's value)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--batch", type=positive_int, default=64, help="positions per device call (default 64)")
@@ -567,6 +575,32 @@ def _run_learn_prior(args) -> int:
     return 0
 
 
+def _add_learn_policy(sub):
+    p = sub.add_parser("learn-policy", help="fit the learnt playout policy (--policy learnt) to a teacher's move "
+                                            "distributions (bench/teacher_data.py)")
+    p.add_argument("data", help="positions.npz written by `python bench/teacher_data.py --pack`")
+    p.add_argument("--out", required=True, help="OUT.npz for --policy-model")
+    p.add_argument("--epochs", type=positive_int, default=6, help="passes over the training positions (6)")
+    p.add_argument("--learning-rate", type=float, default=0.05, help="Adam's step (0.05)")
+    p.add_argument("--l2", type=float, default=1e-5, help="L2 penalty on the weights (1e-5)")
+    p.add_argument("--seed", type=int, default=0, help="held-out games and batch order")
+    p.set_defaults(func=_run_learn_policy)
+
+
+def _run_learn_policy(args) -> int:
+    import zipfile
+
+    from gojax import learn_policy
+    writable_file("learn-policy", "--out", args.out)
+    if not os.path.isfile(args.data):
+        raise SystemExit(f"gojax learn-policy: {args.data}: no such file")
+    try:
+        learn_policy.main(args)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        raise SystemExit(f"gojax learn-policy: {args.data}: not a teacher positions file ({err})") from None
+    return 0
+
+
 def _add_export_patterns(sub):
     p = sub.add_parser("export-patterns", help="the learnt 3x3 shapes as the playouts' pattern table "
                                                "(--playout-patterns)")
@@ -604,6 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analyze(sub)
     _add_analysis(sub)
     _add_learn_prior(sub)
+    _add_learn_policy(sub)
     return parser
 
 

@@ -19,6 +19,7 @@ from gojax.gtp import GtpError, Quit, command
 from gojax.judge import RULE_NAMES
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import IllegalMove
+from gojax.kernels.learnt import ModelError
 from gojax.player import RESIGN, Player, handicap_points
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 
@@ -116,7 +117,11 @@ class GtpCommands:
         size = _int(text, "size")
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise GtpError("unacceptable size")
-        self.player.clear(size)
+        try:
+            self.player.clear(size)
+        except ModelError as err:  # GTP allows only this answer; the log says why
+            print(f"[gojax] {err}", file=self.player.options.log, flush=True)
+            raise GtpError("unacceptable size") from None
         return ""
 
     @command()

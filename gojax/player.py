@@ -21,6 +21,7 @@ import numpy as np
 from gojax import judge
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
+from gojax.kernels.learnt import check_model
 from gojax.search.device import AUTO_CPU_MARGIN, Simulator, playout_candidates
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
@@ -90,6 +91,8 @@ class Player:
     def clear(self, size: int | None = None) -> None:
         size = self.board.size if size is None else size
         Geometry(size)  # validates
+        if self.params.policy == "learnt":  # ModelError (a ValueError) before any search on this size
+            check_model(self.params.policy_model, size)
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gojax.kernels import policy, rng, rules
+from gojax.kernels import learnt, policy, rng, rules
 from gojax.kernels.geometry import BLACK, NO_MOVE, WHITE, Geometry
 from gojax.kernels.patterns import playout_table
 from gojax.kernels.policy import select_uniform
@@ -27,16 +27,20 @@ from gojax.kernels.state import BoardState, geometry_of
 
 AMAF_RULES = ("first", "same_colour")
 MERCY_MIN = 10  # captured stones: on small boards a few captures decide nothing (2x2: 25% is one stone)
-POLICIES = ("uniform", "mogo")
+POLICIES = ("uniform", "mogo", "learnt")
 
 
 @dataclasses.dataclass(frozen=True)
 class PlayoutConfig:
     """Static playout settings (hashable: part of the jit cache key)."""
 
-    # "uniform" (SPEC.md "Playouts") or "mogo": the rule cascade of kernels/policy.py
-    # (seed 000 sec. 3.6), each rule gated by its probability below.
+    # "uniform" (SPEC.md "Playouts"), "mogo": the rule cascade of kernels/policy.py
+    # (seed 000 sec. 3.6), each rule gated by its probability below, or "learnt": the softmax
+    # over features of kernels/learnt.py (Coulom 2007), weights from `policy_model`.
     policy: str = "uniform"
+    policy_model: str = ""  # the learnt policy's .npz (kernels/learnt.save_model); "" = the bundled 9x9 model
+    # the learnt policy's logits times this (1 = as fitted; higher plays sharper, lower more randomly)
+    policy_scale: float = 1.0
     # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
     # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
@@ -101,6 +105,13 @@ class PlayoutConfig:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
+        if self.policy == "learnt":
+            from gojax.kernels.learnt import load_model
+            load_model(self.policy_model)  # a bad file fails here (ModelError, a ValueError), not in a playout
+            if self.pool_prob or self.cmc_prob:
+                raise ValueError("the learnt playout policy takes no poolRave or CMC rule (pool_prob, cmc_prob: 0)")
+            if self.policy_scale < 0:
+                raise ValueError(f"policy_scale must be >= 0, got {self.policy_scale}")
         if self.playout_patterns:
             try:
                 playout_table(self.playout_patterns)  # a bad file fails here, not inside a playout
@@ -175,6 +186,10 @@ def _choose_batch(state: BoardState, done: jax.Array, words: jax.Array, pool, cm
     needs it and is not sure to pass, gathered `check_rows` at a time into a dense sub-batch,
     then the choice.  The same moves as policy.choose on each board (tests/test_policy.py)."""
     legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(state)
+    if config.policy == "learnt":
+        cells = jax.vmap(lambda st, lg, wd: learnt.select(st, lg, wd, config.policy_model, config.policy_scale))(
+            state, legal, words)
+        return jnp.where(done, 0, cells), jnp.full(done.shape, policy.LEARNT)
     if config.plain_uniform:
         return jnp.where(done, 0, jax.vmap(select_uniform)(legal, words)), jnp.full(done.shape, policy.UNIFORM)
     b = done.shape[0]
@@ -235,7 +250,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     choose = functools.partial(_choose_batch, config=config, check_rows=max(1, b // 4))
     mark = jax.vmap(functools.partial(_mark, amaf_rule=config.amaf_rule))
     recount_rows = max(1, b // 8)
-    extra = 0 if config.plain_uniform else 3  # words beyond the uniform draw
+    extra = 0 if config.plain_uniform or config.policy == "learnt" else 3  # words beyond the uniform draw
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself

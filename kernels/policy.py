@@ -45,8 +45,8 @@ from gojax.kernels.patterns import pattern_table, playout_table
 from gojax.kernels.state import BoardState
 
 # Which rule chose the move (returned for tests and statistics).
-RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture", "two_lib")
-UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE, TWO_LIB = range(len(RULES))
+RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture", "two_lib", "learnt")
+UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE, TWO_LIB, LEARNT = range(len(RULES))
 
 
 def _width(m: int) -> int:

@@ -14,7 +14,7 @@ SCHEDULES = ("hand", "mse")
 PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
-POLICIES = ("uniform", "mogo")
+POLICIES = ("uniform", "mogo", "learnt")
 PASS_IN_TREE = ("always", "endgame")
 RULES = ("chinese", "tromp-taylor")
 IN_FLIGHT = ("descend", "sidestep", "stop")
@@ -63,7 +63,13 @@ class SearchParams:
     amaf_decay: float = flag(0.0, "AMAF credit of a playout move weighted from 1 at the playout's start down to "
                                   "1 / (1 + D) at its end (0: all weigh 1; kernels/playout.py)", metavar="D")
     # --- the playouts (SPEC.md "Playouts"; kernels/policy.py) ----------------------------------
-    policy: str = flag("mogo", "playouts: uniform, or mogo (seed 000 sec. 3.6's pattern-biased rules)", group="policy")
+    policy: str = flag("mogo", "playouts: uniform, mogo (seed 000 sec. 3.6's pattern-biased rules) or learnt (a "
+                               "softmax over shape and tactical features fitted to a teacher, kernels/learnt.py)",
+                       group="policy")
+    policy_model: str = flag("", "the learnt policy's weights (.npz from `gojax learn-policy`; empty: the bundled "
+                                 "9x9 model)", group="policy", metavar="NPZ")
+    policy_scale: float = flag(1.0, "the learnt policy's logits times F: above 1 sharper playouts, below 1 more "
+                                    "random ones", group="policy", metavar="F")
     save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
                             metavar="P")
     pattern_prob: float = flag(1.0, "MoGo rule 2: a 3x3 hane/cut pattern next to the last move", group="policy",
@@ -160,7 +166,7 @@ class SearchParams:
                              pattern_prob=self.pattern_prob, capture_prob=self.capture_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
                              two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
-                             mercy=self.mercy)
+                             mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale)
 
     @property
     def uses_mogo_verdicts(self) -> bool:

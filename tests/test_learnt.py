@@ -1,0 +1,197 @@
+"""The learnt playout policy (kernels/learnt.py): its features say what the board says, the
+playouts' folded tables give the same strengths as the fit's weights, draws follow the
+strengths, a bad model file is a one-line error, and the fit learns from teacher data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from gojax import learn_policy
+from gojax.kernels import learnt, policy, rules
+from gojax.kernels.playout import PlayoutConfig, empty_boards, run_playouts
+from gojax.kernels.state import batch_from_host, from_host
+from tests.helpers import board
+
+DATA = Path(__file__).parent / "data" / "teacher_small.npz"  # 6 games, bench/teacher_data.py's format
+NAMES = [name for name, _ in learnt.SLOTS]
+
+
+def slots_at(b, vertex: str, last: str | None = None, prev: str | None = None) -> dict[str, int]:
+    """Each slot's value (offset removed) at `vertex` for the side to move on b."""
+    g = b.geometry
+    cell = lambda v: jnp.int32(g.point_to_cell[g.from_gtp(v)] if v else 0)  # noqa: E731
+    state = from_host(b).replace(last=cell(last), prev=cell(prev))
+    row = np.asarray(learnt.features(state))[g.point_to_cell[g.from_gtp(vertex)]] - learnt.OFFSETS
+    return dict(zip(NAMES, row.tolist()))
+
+
+ATARI = """
+    . . . . . . .
+    . . . . . . .
+    . . . X . . .
+    . . X O X . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+"""
+
+
+def test_taking_the_last_move_and_escaping_from_atari():
+    b = board(ATARI, "B")  # White's D4 has one liberty, D3
+    assert slots_at(b, "D3", last="D4")["capture"] == 1  # takes the chain of the last move
+    assert slots_at(b, "D3")["capture"] == 3  # a capture, nothing more known
+    assert slots_at(b, "C3")["capture"] == 0
+    w = board(ATARI, "W")
+    s = slots_at(w, "D3", last="E4")  # Black's E4 put D4 in atari: extending gains three liberties
+    assert s["escape"] == 6
+    assert slots_at(w, "D3")["escape"] == 3  # the same extension, not an answer to the last move
+
+
+def test_self_atari_of_a_lone_stone_and_of_a_chain():
+    lone = board("""
+        . . . . .
+        . . . . .
+        . . . . .
+        X . . . .
+        . . . . .
+    """, "W")
+    assert slots_at(lone, "A1")["self_atari"] == 1  # one liberty (B1), nothing captured
+    assert slots_at(lone, "B1")["self_atari"] == 0
+    chain = board("""
+        . . . . .
+        . . . . .
+        . . . . .
+        X . . . .
+        O . X . .
+    """, "W")
+    s = slots_at(chain, "B1")  # A1's escape, but the two stones keep one liberty (B2)
+    assert (s["self_atari"], s["escape"]) == (2, 1)
+    assert slots_at(chain, "B2")["self_atari"] == 0
+
+
+def test_distances_and_lines():
+    b = board(ATARI, "B")
+    s = slots_at(b, "E5", last="D4", prev="E4")
+    assert (s["dist_last"], s["dist_prev"]) == (3, 2)  # diagonal: 1 + 1 + 1; next to it: 1 + 0 + 1
+    assert slots_at(b, "G1", last="A7")["dist_last"] == 17  # far away
+    assert slots_at(b, "C3")["dist_last"] == 0  # no last move
+    assert [slots_at(b, v)["line"] for v in ("A1", "B2", "C5", "D3")] == [0, 1, 2, 2]
+
+
+def random_model(tmp_path, seed=0, size=9) -> str:
+    w = np.random.default_rng(seed).normal(0, 1, learnt.N_WEIGHTS).astype(np.float32)
+    path = str(tmp_path / f"model{seed}.npz")
+    learnt.save_model(path, w, size)
+    return path
+
+
+def midgame_states(n=64, moves=30):
+    """n 9x9 positions after `moves` random-playout moves from the empty board."""
+    from gojax.kernels.geometry import Geometry
+    g = Geometry(9)
+    r = run_playouts(empty_boards(g, 1), jax.random.key(3), n, PlayoutConfig(policy="mogo"), record_moves=True)
+    hist = np.asarray(r.history[0])
+    boards = []
+    for row in hist:
+        b = board("\n".join(". " * 9 for _ in range(9)))
+        for p in row[:moves]:
+            if p == -2:
+                break
+            b.play(None if p < 0 else int(p), superko=False)
+        boards.append(b)
+    return batch_from_host(boards), g
+
+
+def test_the_playouts_tables_give_the_fits_strengths(tmp_path):
+    path = random_model(tmp_path)
+    states, g = midgame_states()
+    w = jnp.asarray(learnt.load_model(path)[0])
+    logits = jax.vmap(learnt.logits, in_axes=(0, None))(states, w)
+    strengths = jax.vmap(lambda s: learnt.strengths(s, path, 0.5))(states)
+    legal = np.asarray(jax.vmap(rules.legal_mask)(states))
+    np.testing.assert_allclose(np.log(np.asarray(strengths)[legal]), 0.5 * np.asarray(logits)[legal], atol=1e-4)
+
+
+def test_draws_follow_the_strengths(tmp_path):
+    path = random_model(tmp_path, seed=1)
+    states, _ = midgame_states(n=1)
+    state = jax.tree_util.tree_map(lambda x: x[0], states)
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    words = jax.random.bits(jax.random.key(11), (20000,), jnp.uint32)
+    cells = np.asarray(jax.vmap(lambda wd: learnt.select(state, legal, wd, path))(words))
+    p = np.where(np.asarray(legal), np.asarray(learnt.strengths(state, path)), 0.0)
+    p /= p.sum()
+    assert np.asarray(legal)[cells].all()
+    freq = np.bincount(cells, minlength=p.size) / len(cells)
+    sigma = np.sqrt(p * (1 - p) / len(cells))
+    assert (np.abs(freq - p) <= 5 * sigma + 1e-4).all()
+
+
+def test_learnt_playouts_end_and_repeat(tmp_path):
+    path = random_model(tmp_path, seed=2)
+    config = PlayoutConfig(policy="learnt", policy_model=path)
+    from gojax.kernels.geometry import Geometry
+    starts = empty_boards(Geometry(9), 4)
+    a = run_playouts(starts, jax.random.key(5), 8, config)
+    b = run_playouts(starts, jax.random.key(5), 8, config)
+    assert np.array_equal(np.asarray(a.z), np.asarray(b.z))
+    assert not np.asarray(a.cap_hit).any()
+    counts = np.asarray(a.rule_counts).sum(0)
+    assert counts[policy.LEARNT] == counts.sum() > 0
+
+
+def test_bad_model_files_are_one_line_errors(tmp_path):
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a model")
+    other = tmp_path / "other.npz"
+    np.savez(other, something=np.zeros(3))
+    short = tmp_path / "short.npz"
+    np.savez(short, weights=np.zeros(5, np.float32), format=learnt.FORMAT, size=9)
+    nan = tmp_path / "nan.npz"
+    np.savez(nan, weights=np.full(learnt.N_WEIGHTS, np.nan, np.float32), format=learnt.FORMAT, size=9)
+    for path, words in [(tmp_path / "missing.npz", "no such file"), (junk, "not an .npz archive"),
+                        (other, "no weights"), (short, "refit"), (nan, "not all finite")]:
+        with pytest.raises(learnt.ModelError, match=words) as err:
+            learnt.load_model(str(path))
+        assert "\n" not in str(err.value)
+        with pytest.raises(ValueError):
+            PlayoutConfig(policy="learnt", policy_model=str(path))
+    with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 13x13"):
+        learnt.check_model(random_model(tmp_path), 13)
+    with pytest.raises(ValueError, match="poolRave"):
+        PlayoutConfig(policy="learnt", pool_prob=0.5)
+
+
+def test_gtp_refuses_a_bad_model_before_it_starts(tmp_path):
+    missing = str(tmp_path / "missing.npz")
+    run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--policy", "learnt", "--policy-model", missing],
+                         input="quit\n", capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert run.stderr.strip() == f"gojax: policy model {missing}: no such file"
+
+
+def test_the_bundled_model_loads_for_9x9():
+    weights, size = learnt.load_model("")
+    assert size == 9 and weights.shape == (learnt.N_WEIGHTS,)
+
+
+def test_fit_learns_the_teacher_and_saves_a_usable_model(tmp_path):
+    out = tmp_path / "fitted.npz"
+    args = argparse.Namespace(data=str(DATA), out=str(out), epochs=40, learning_rate=0.05, l2=1e-5, seed=0)
+    learn_policy.main(args)
+    report = json.loads(str(np.load(out)["report"]))
+    ds = learn_policy.build(str(DATA))
+    _, test = learn_policy.split(ds, 0.1, 0)
+    uniform_ce = float(np.mean(np.log(ds.legal[test].sum(1))))
+    assert report["held_out"]["cross_entropy"] < uniform_ce - 1.0  # far better than a uniform guess
+    assert report["train"]["top1_teacher"] > 0.3
+    PlayoutConfig(policy="learnt", policy_model=str(out))  # loads as a playout policy
