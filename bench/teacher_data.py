@@ -150,7 +150,11 @@ def pack(folder: str, size: int) -> None:
     """positions.jsonl -> positions.npz: the games' moves, and per position its game, move number
     and Pachi's percent per point (uint8 [N, P]; 255 = Pachi gave it no label), the next move."""
     out = Path(folder)
-    rows = [json.loads(line) for line in (out / "positions.jsonl").read_text().splitlines()]
+    lines = (out / "positions.jsonl").read_text().splitlines()
+    try:
+        rows = [json.loads(line) for line in lines]
+    except json.JSONDecodeError:  # a line still being written by a running collection
+        rows = [json.loads(line) for line in lines[:-1]]
     n_pts = size * size
     max_len = max(len(r["moves"]) for r in rows)
     moves = np.full((len(rows), max_len), -2, np.int16)  # -1 pass, -2 after the end

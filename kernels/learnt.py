@@ -218,9 +218,11 @@ def logits(state: BoardState, weights: jax.Array) -> jax.Array:
     return weights[features(state)].sum(-1)
 
 
-def select(state: BoardState, legal: jax.Array, word: jax.Array, path: str = "", scale: float = 1.0) -> jax.Array:
-    """One board: a cell drawn with probability proportional to its strength among `legal`
-    (bool [M]), from one uint32 `word`; 0 (pass) when nothing is legal.  Two levels of sums
+def select(state: BoardState, legal: jax.Array, word: jax.Array, path: str = "", scale: float = 1.0
+           ) -> tuple[jax.Array, jax.Array]:
+    """One board: (a cell drawn with probability proportional to its strength among `legal`
+    (bool [M]), from one uint32 `word`, 0 (pass) when nothing is legal; float32 the probability
+    it had).  Two levels of sums
     (per row, then within the row) keep the prefix sums short, as policy.select_uniform."""
     m = legal.shape[-1]
     w = int(round(m ** 0.5))
@@ -234,4 +236,4 @@ def select(state: BoardState, legal: jax.Array, word: jax.Array, path: str = "",
     j = jnp.minimum((inner <= u - (cum[i] - per_row[i])).sum(dtype=jnp.int32), w - 1)
     cell = w + i * w + j
     cell = jnp.where(legal[cell], cell, jnp.argmax(p))  # rounding at a row's end
-    return jnp.where(legal.any(), cell, 0).astype(jnp.int32)
+    return jnp.where(legal.any(), cell, 0).astype(jnp.int32), p[cell] / jnp.maximum(cum[-1], 1e-30)

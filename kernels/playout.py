@@ -41,12 +41,16 @@ class PlayoutConfig:
     policy_model: str = ""  # the learnt policy's .npz (kernels/learnt.save_model); "" = the bundled 9x9 model
     # the learnt policy's logits times this (1 = as fitted; higher plays sharper, lower more randomly)
     policy_scale: float = 1.0
+    # A learnt-policy move drawn with a probability above this earns no AMAF credit (with "first"
+    # it still blocks later credit at its point; 1 = every move earns it): a move the policy all
+    # but forces is played in most playouts whatever it is worth, so its AMAF value says little.
+    amaf_max_prob: float = 1.0
     # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
     # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
     amaf_rule: str = "first"
-    # False: a move chosen by a rule of the policy (anything but the uniform draw) earns no AMAF
-    # credit (with "first" it still blocks later credit at its point).  A rule that answers the
+    # False: a move chosen by a rule of the policy (anything but the uniform draw, or a learnt
+    # draw under amaf_max_prob) earns no AMAF credit (with "first" it still blocks later credit at its point).  A rule that answers the
     # same way in every playout makes "played at some point" a fact about the policy, not the move.
     amaf_rule_moves: bool = True
     # Only the first `amaf_horizon` playout moves earn AMAF credit (0 = all): a move played late,
@@ -110,6 +114,8 @@ class PlayoutConfig:
             load_model(self.policy_model)  # a bad file fails here (ModelError, a ValueError), not in a playout
             if self.pool_prob or self.cmc_prob:
                 raise ValueError("the learnt playout policy takes no poolRave or CMC rule (pool_prob, cmc_prob: 0)")
+            if not 0 < self.amaf_max_prob <= 1:
+                raise ValueError(f"amaf_max_prob must be in (0, 1], got {self.amaf_max_prob}")
             if self.policy_scale < 0:
                 raise ValueError(f"policy_scale must be >= 0, got {self.policy_scale}")
         if self.playout_patterns:
@@ -187,9 +193,9 @@ def _choose_batch(state: BoardState, done: jax.Array, words: jax.Array, pool, cm
     then the choice.  The same moves as policy.choose on each board (tests/test_policy.py)."""
     legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(state)
     if config.policy == "learnt":
-        cells = jax.vmap(lambda st, lg, wd: learnt.select(st, lg, wd, config.policy_model, config.policy_scale))(
-            state, legal, words)
-        return jnp.where(done, 0, cells), jnp.full(done.shape, policy.LEARNT)
+        cells, prob = jax.vmap(lambda st, lg, wd: learnt.select(st, lg, wd, config.policy_model,
+                                                                 config.policy_scale))(state, legal, words)
+        return jnp.where(done, 0, cells), jnp.where(prob > config.amaf_max_prob, policy.LEARNT_SURE, policy.LEARNT)
     if config.plain_uniform:
         return jnp.where(done, 0, jax.vmap(select_uniform)(legal, words)), jnp.full(done.shape, policy.UNIFORM)
     b = done.shape[0]
@@ -267,11 +273,14 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         if not extra:
             words = words[:, 0]
         cells, rule = choose(state, s.done, words, pool, cmc)
-        if config.amaf_rule_moves:
+        if config.amaf_rule_moves and config.amaf_max_prob >= 1:
             amaf = mark(s.amaf, cells, state.to_play)
         else:  # 3 matches neither colour's credit; under "same_colour" a 0 leaves no mark at all
             no_credit = jnp.int8(3 if config.amaf_rule == "first" else 0)
-            amaf = mark(s.amaf, cells, jnp.where(rule == policy.UNIFORM, state.to_play.astype(jnp.int8), no_credit))
+            credit = rule != policy.LEARNT_SURE
+            if not config.amaf_rule_moves:
+                credit = (rule == policy.UNIFORM) | (rule == policy.LEARNT)
+            amaf = mark(s.amaf, cells, jnp.where(credit, state.to_play.astype(jnp.int8), no_credit))
         if config.amaf_horizon:  # past the horizon nothing is marked, so nothing is credited or blocked
             amaf = jnp.where(s.t < config.amaf_horizon, amaf, s.amaf)
         when = jnp.where(amaf != s.amaf, s.t.astype(jnp.int16), s.when) if config.amaf_decay else s.when

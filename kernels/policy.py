@@ -45,8 +45,10 @@ from gojax.kernels.patterns import pattern_table, playout_table
 from gojax.kernels.state import BoardState
 
 # Which rule chose the move (returned for tests and statistics).
-RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture", "two_lib", "learnt")
-UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE, TWO_LIB, LEARNT = range(len(RULES))
+# learnt / learnt_sure: the learnt policy's draws (kernels/learnt.py), the second those it made with a
+# probability above PlayoutConfig.amaf_max_prob
+RULES = ("uniform", "pool", "cmc", "save", "nakade", "fill", "pattern", "capture", "two_lib", "learnt", "learnt_sure")
+UNIFORM, POOL, CMC, SAVE, NAKADE, FILL, PATTERN, CAPTURE, TWO_LIB, LEARNT, LEARNT_SURE = range(len(RULES))
 
 
 def _width(m: int) -> int:

@@ -70,6 +70,8 @@ class SearchParams:
                                  "9x9 model)", group="policy", metavar="NPZ")
     policy_scale: float = flag(1.0, "the learnt policy's logits times F: above 1 sharper playouts, below 1 more "
                                     "random ones", group="policy", metavar="F")
+    amaf_max_prob: float = flag(1.0, "learnt policy: a playout move drawn with a probability above P earns no "
+                                     "AMAF credit (1: every move earns it)", group="policy", metavar="P")
     save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
                             metavar="P")
     pattern_prob: float = flag(1.0, "MoGo rule 2: a 3x3 hane/cut pattern next to the last move", group="policy",
@@ -166,7 +168,8 @@ class SearchParams:
                              pattern_prob=self.pattern_prob, capture_prob=self.capture_prob,
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
                              two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
-                             mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale)
+                             mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale,
+                             amaf_max_prob=self.amaf_max_prob)
 
     @property
     def uses_mogo_verdicts(self) -> bool:

@@ -127,10 +127,11 @@ def test_draws_follow_the_strengths(tmp_path):
     state = jax.tree_util.tree_map(lambda x: x[0], states)
     legal = rules.legal_mask(state, exclude_eyes=True)
     words = jax.random.bits(jax.random.key(11), (20000,), jnp.uint32)
-    cells = np.asarray(jax.vmap(lambda wd: learnt.select(state, legal, wd, path))(words))
+    cells, prob = map(np.asarray, jax.vmap(lambda wd: learnt.select(state, legal, wd, path))(words))
     p = np.where(np.asarray(legal), np.asarray(learnt.strengths(state, path)), 0.0)
     p /= p.sum()
     assert np.asarray(legal)[cells].all()
+    np.testing.assert_allclose(prob, p[cells], rtol=1e-4)
     freq = np.bincount(cells, minlength=p.size) / len(cells)
     sigma = np.sqrt(p * (1 - p) / len(cells))
     assert (np.abs(freq - p) <= 5 * sigma + 1e-4).all()
@@ -147,6 +148,18 @@ def test_learnt_playouts_end_and_repeat(tmp_path):
     assert not np.asarray(a.cap_hit).any()
     counts = np.asarray(a.rule_counts).sum(0)
     assert counts[policy.LEARNT] == counts.sum() > 0
+
+
+def test_moves_the_policy_all_but_forces_earn_no_amaf_credit(tmp_path):
+    path = random_model(tmp_path, seed=4)
+    from gojax.kernels.geometry import Geometry
+    starts = empty_boards(Geometry(9), 2)
+    every = run_playouts(starts, jax.random.key(6), 8, PlayoutConfig(policy="learnt", policy_model=path))
+    none = run_playouts(starts, jax.random.key(6), 8, PlayoutConfig(policy="learnt", policy_model=path,
+                                                                    amaf_max_prob=1e-9))
+    assert np.array_equal(np.asarray(every.z), np.asarray(none.z))  # the same games
+    assert np.asarray(every.amaf_count).sum() > 0 and np.asarray(none.amaf_count).sum() == 0
+    assert np.asarray(none.rule_counts)[:, policy.LEARNT_SURE].sum() > 0
 
 
 def test_bad_model_files_are_one_line_errors(tmp_path):
