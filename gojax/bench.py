@@ -70,13 +70,16 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
     """Time `batch` simultaneous playouts (batch / K start positions, K playouts each).
 
     A policy other than uniform is timed side by side with uniform playouts of the same shape
-    (alternating batches, the machine's load hits both alike): the report gives the ratio."""
+    (alternating batches, the machine's load hits both alike): the report gives the ratio; the
+    learnt policy is timed beside the MoGo policy's defaults too."""
     if batch % playouts_per_position:
         raise ValueError(f"batch {batch} is not a multiple of playouts-per-position {playouts_per_position}")
     g = Geometry(board)
     starts = empty_boards(g, batch // playouts_per_position)
     key = jax.random.key(seed)
     configs = [config] if config.policy == "uniform" else [config, dataclasses.replace(config, policy="uniform")]
+    if config.policy == "learnt":
+        configs.append(dataclasses.replace(config, policy="mogo"))
 
     def run(cfg, i):
         res = run_playouts(starts, jax.random.fold_in(key, i), playouts_per_position, cfg)
@@ -130,6 +133,10 @@ def bench_playouts(board: int = 9, batch: int = 1024, playouts_per_position: int
         uniform = batch / statistics.median(times[1])
         out.update(uniform_playouts_per_sec=uniform, ratio_to_uniform=out["playouts_per_sec"] / uniform,
                    uniform_batch_steps_mean=statistics.fmean(steps[1]))
+    if len(configs) > 2:
+        mogo = batch / statistics.median(times[2])
+        out.update(mogo_playouts_per_sec=mogo, ratio_to_mogo=out["playouts_per_sec"] / mogo,
+                   mogo_batch_steps_mean=statistics.fmean(steps[2]))
     return out
 
 
@@ -152,6 +159,8 @@ def format_report(r: dict) -> str:
            f" same batch, timed alternately)",
            "  moves by rule   " + ", ".join(f"{k} {v:.0%}" for k, v in r["rule_share"].items() if v > 0)]
           if "ratio_to_uniform" in r else []),
+        *([f"  vs mogo         {r['ratio_to_mogo']:.0%} of MoGo playouts/s ({r['mogo_playouts_per_sec']:,.0f},"
+           f" same batch, timed alternately)"] if "ratio_to_mogo" in r else []),
         f"  mean moves      {r['mean_moves']:.1f} per playout; cap hits {r['cap_hits']}, ko-cycle stops"
         f" {r['cycle_stops']} of {r['playouts_timed']}",
         f"  loop steps      {r['batch_steps_mean']:.0f} per batch (its longest playout; most {r['batch_steps_max']})",
