@@ -8,7 +8,8 @@ likelihood to a teacher's move distribution (gojax/learn_policy.py) rather than 
 Every feature is a whole-board mask or index built from the pseudo-liberties (kernels/state.py),
 O(M) per board, no flood fill; a point gets one value in each slot of SLOTS:
 
-  shape       the 3x3 neighbourhood's symmetry class, colours named from the mover's side
+  shape       the 3x3 neighbourhood with the atari status of its four orthogonal chains, as a
+              symmetry class with colours named from the mover's side (patterns.atari_shape_classes)
   capture     1 takes the last move's chain, 2 takes an attacker of an own chain in atari next to
               the last move, 3 any other capture
   escape      an own chain in atari extended at its last liberty, by the liberties it may have
@@ -42,15 +43,15 @@ import numpy as np
 
 from gojax.kernels import rules
 from gojax.kernels.geometry import BLACK, EMPTY, WHITE
-from gojax.kernels.patterns import mover_classes, symmetry_classes
+from gojax.kernels.patterns import ATARI_BITS, atari_shape_classes
 from gojax.kernels.state import BoardState
 
 SLOTS: tuple[tuple[str, int], ...] = (
-    ("shape", symmetry_classes()[1]), ("capture", 4), ("escape", 7), ("self_atari", 3), ("atari", 3),
+    ("shape", atari_shape_classes()[1]), ("capture", 4), ("escape", 7), ("self_atari", 3), ("atari", 3),
     ("own_two", 3), ("dist_last", 18), ("dist_prev", 18), ("line", 5), ("nakade", 2))
 OFFSETS = np.cumsum([0] + [n for _, n in SLOTS])[:-1].astype(np.int32)
 N_WEIGHTS = int(sum(n for _, n in SLOTS))
-FORMAT = 1  # bump when SLOTS change: a model file names the format it was fitted for
+FORMAT = 2  # bump when SLOTS change: a model file names the format it was fitted for
 BUNDLED = str(Path(__file__).parent / "data" / "policy9.npz")
 
 
@@ -165,6 +166,8 @@ def slot_values(state: BoardState) -> tuple[jax.Array, ...]:
     # The 3x3 index from shifted views (no gather): NW, N, NE, W, E, SW, S, SE; up is +W.
     ring = [rules.interior(c, o) for o in (w - 1, w, w + 1, -1, 1, -w - 1, -w, -w + 1)]
     shape = sum(x.astype(jnp.int32) << (2 * k) for k, x in enumerate(ring))
+    orth = {1: 1, 3: 2, 4: 3, 6: 0}  # index slot -> its direction in rules.orthogonal (S, N, W, E)
+    shape = shape + sum(atari[orth[slot]].astype(jnp.int32) << (16 + k) for k, slot in enumerate(ATARI_BITS))
     r, col = cells // w, cells % w
     line = jnp.clip(jnp.minimum(jnp.minimum(r, col), jnp.minimum(n + 1 - r, n + 1 - col)) - 1, 0, 4)
     return (shape, capture, escape, self_atari, atari_, own_two, _distance(cells, a, w), _distance(cells, b, w),
@@ -177,7 +180,7 @@ def features(state: BoardState) -> jax.Array:
     cells get each slot's value 0.  What the fit reads; the playouts use `strengths`."""
     values = list(slot_values(state))
     row = jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)
-    values[0] = jnp.asarray(mover_classes())[row, values[0]]
+    values[0] = jnp.asarray(atari_shape_classes()[0])[row, values[0]]
     return rules.embed(jnp.stack(values, -1).T, 0).T + jnp.asarray(OFFSETS)
 
 
@@ -191,7 +194,7 @@ def _tables(path: str, scale: float) -> tuple[np.ndarray, ...]:
     """The model's gammas exp(scale * w) folded into four lookup tables (see `strengths`)."""
     w = load_model(path)[0] * scale
     part = [w[o:o + k] for o, (_, k) in zip(OFFSETS, SLOTS)]
-    shape = np.exp(part[0][mover_classes()])  # [2, 65536]
+    shape = np.exp(part[0][atari_shape_classes()[0]])  # [2, 2^20]
     tactics = np.zeros(1)
     for s in _TACTICS:
         tactics = (tactics[:, None] + part[s][None, :]).reshape(-1)

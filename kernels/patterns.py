@@ -186,3 +186,36 @@ def symmetry_classes() -> tuple[np.ndarray, int]:
     canon = np.min(np.stack([(digits[:, p] * weights).sum(1) for p in perms]), axis=0)
     _, classes = np.unique(canon, return_inverse=True)
     return classes.astype(np.int32), int(classes.max()) + 1
+
+
+# --- 3x3 shapes with the atari status of the four orthogonal neighbours (kernels/learnt.py) ------
+
+ATARI_BITS = (1, 3, 4, 6)  # the index slots (N, W, E, S) whose chains' atari bits follow the 16 colour bits
+
+
+@functools.cache
+def atari_shape_classes() -> tuple[np.ndarray, int]:
+    """(int32 [2, 2^20], n): the symmetry class (8 symmetries of the square) of each 3x3 index
+    extended by four bits, bit k set when the chain on orthogonal slot ATARI_BITS[k] has the
+    centre as its only liberty; row 0 with Black to move, row 1 with White (whose stones the
+    classes name as the mover's).  Classes are numbered 0..n-1."""
+    grid = np.array([[0, 1, 2], [3, -1, 4], [5, 6, 7]])
+    perms = []
+    for k in range(4):
+        for g in (np.rot90(grid, k), np.fliplr(np.rot90(grid, k))):
+            perms.append([int(g[r][c]) for r, c in _ORDER])
+    idx = np.arange(1 << 20, dtype=np.int32)
+    digits = [(idx >> (2 * i)) & 3 for i in range(8)]
+    stone = [(d == BLACK) | (d == WHITE) for d in digits]
+    bits = {slot: ((idx >> (16 + k)) & 1) * stone[slot] for k, slot in enumerate(ATARI_BITS)}
+
+    def code(d, perm):  # the index after the symmetry: new slot i takes old slot perm[i]
+        out = sum(d[perm[i]] << (2 * i) for i in range(8))
+        return out + sum(bits[perm[slot]] << (16 + k) for k, slot in enumerate(ATARI_BITS))
+    canon = code(digits, perms[0])
+    for perm in perms[1:]:
+        canon = np.minimum(canon, code(digits, perm))
+    _, classes = np.unique(canon, return_inverse=True)
+    swapped = [np.where(d == BLACK, WHITE, np.where(d == WHITE, BLACK, d)) for d in digits]
+    swap_idx = code(swapped, list(range(8)))
+    return np.stack([classes, classes[swap_idx]]).astype(np.int32), int(classes.max()) + 1

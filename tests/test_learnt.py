@@ -56,6 +56,17 @@ def test_taking_the_last_move_and_escaping_from_atari():
     assert slots_at(w, "D3")["escape"] == 3  # the same extension, not an answer to the last move
 
 
+def test_the_shape_knows_which_neighbours_are_in_atari():
+    b = board(ATARI, "B")
+    g = b.geometry
+    raw = np.asarray(learnt.rules.embed(learnt.slot_values(from_host(b))[0], 0))
+    at = lambda v: int(raw[g.point_to_cell[g.from_gtp(v)]])  # noqa: E731
+    assert at("D3") >> 16 == 0b0001  # north of D3: White's D4, whose last liberty D3 is
+    assert at("C3") >> 16 == 0  # C3 touches no chain in atari
+    from gojax.kernels.patterns import neighbourhood_index
+    assert at("D3") & 0xFFFF == neighbourhood_index(b.stones, g.size, g.from_gtp("D3"))
+
+
 def test_self_atari_of_a_lone_stone_and_of_a_chain():
     lone = board("""
         . . . . .
