@@ -601,6 +601,35 @@ def _run_learn_policy(args) -> int:
     return 0
 
 
+def _add_balance_policy(sub):
+    p = sub.add_parser("balance-policy", help="simulation balancing of a learnt playout policy against a teacher's "
+                                              "values (Huang, Coulom and Lin 2010; bench/teacher_values.py)")
+    p.add_argument("values", help="values.npz written by bench/teacher_values.py")
+    p.add_argument("--positions", required=True, help="the positions.npz whose games the values index")
+    p.add_argument("--model", default="", help="the model to balance (default: the bundled one)")
+    p.add_argument("--out", required=True, help="OUT.npz for --policy-model")
+    p.add_argument("--iterations", type=positive_int, default=8, help="passes over the training positions (8)")
+    p.add_argument("--playouts", type=positive_int, default=32, help="N playouts per estimate (32)")
+    p.add_argument("--step", type=float, default=2.0, help="the step alpha (2.0)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_run_balance_policy)
+
+
+def _run_balance_policy(args) -> int:
+    import zipfile
+
+    from gojax import learn_policy
+    writable_file("balance-policy", "--out", args.out)
+    for path in (args.values, args.positions):
+        if not os.path.isfile(path):
+            raise SystemExit(f"gojax balance-policy: {path}: no such file")
+    try:
+        learn_policy.balance_main(args)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        raise SystemExit(f"gojax balance-policy: {err}") from None
+    return 0
+
+
 def _add_export_patterns(sub):
     p = sub.add_parser("export-patterns", help="the learnt 3x3 shapes as the playouts' pattern table "
                                                "(--playout-patterns)")
@@ -639,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis(sub)
     _add_learn_prior(sub)
     _add_learn_policy(sub)
+    _add_balance_policy(sub)
     return parser
 
 

@@ -202,3 +202,175 @@ def main(args) -> None:
     learnt.save_model(args.out, weights, size, report=json.dumps(report))
     print(json.dumps(report, indent=1))
     say(f"model -> {args.out}")
+
+
+# --- simulation balancing (Huang, Coulom and Lin 2010) -----------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class BalanceConfig:
+    """Policy-gradient simulation balancing (Huang, Coulom and Lin 2010, Algorithm 1) of the
+    learnt policy's tactical, distance and line weights and one scale on its shape weights, so
+    that the mean outcome of its playouts from a position comes near a teacher's value of it."""
+
+    iterations: int = 8
+    positions_per_call: int = 64  # L start positions per device call
+    playouts: int = 32  # N playouts for the value estimate and N more for the gradient (eq. 9)
+    step: float = 2.0  # alpha of the update theta += alpha (V* - V^) g
+    held_out: float = 0.2  # share of the positions kept to measure the balance
+    seed: int = 0
+
+
+def _small_index(feats: jax.Array) -> jax.Array:
+    """int32 [..., S - 1]: the non-shape slots' flat weight indices, counted from their first."""
+    return feats[..., 1:] - int(learnt.OFFSETS[1])
+
+
+def _draw_and_score(state, key, weights: jax.Array, shape_w: jax.Array, n_small: int):
+    """One board: (a move drawn from the policy with `weights`, float32 [n_small + 1] the gradient
+    of its log-probability with respect to theta: the non-shape weights, then the shape scale).
+    psi = phi(a) - E_pi[phi], phi a point's feature counts and its shape weight (eq. 7)."""
+    legal = rules.legal_mask(state, exclude_eyes=True)
+    feats = learnt.features(state)
+    x = jnp.where(legal, weights[feats].sum(-1), -jnp.inf)
+    p = jnp.where(legal, jax.nn.softmax(x), 0.0)
+    cell = jnp.where(legal.any(), jax.random.categorical(key, x), 0)
+    small = _small_index(feats)  # [M, S - 1]
+    phi_a = jnp.zeros(n_small).at[small[cell]].add(1.0)
+    expect = jnp.zeros(n_small).at[small].add(jnp.broadcast_to(p[:, None], small.shape))
+    shape_term = shape_w[feats[:, 0]]
+    psi = jnp.concatenate([phi_a - expect, (shape_term[cell] - (p * shape_term).sum())[None]])
+    return cell, jnp.where(legal.any(), 1.0, 0.0) * psi
+
+
+def _balance_playouts(states, key, base: jax.Array, theta: jax.Array, n: int, cap: int):
+    """n playouts from each of the L `states` under weights (base with theta's non-shape weights
+    and shape scale): (z float32 [L, n] Black's wins, G float32 [L, n, T] the sum over each
+    playout's moves of grad log pi(a_t | s_t) with respect to theta, T = non-shape weights + 1)."""
+    n_small = learnt.N_WEIGHTS - int(learnt.OFFSETS[1])
+    l = states.color.shape[0]
+    boards = jax.tree_util.tree_map(lambda x: jnp.repeat(x, n, axis=0), states)
+    b = l * n
+    shape_w = base[: int(learnt.OFFSETS[1])]
+    weights = jnp.concatenate([shape_w * theta[-1], theta[:-1]])
+
+    def one(state, k):
+        return _draw_and_score(state, k, weights, shape_w, n_small)
+
+    def cond(c):
+        t, _, done, _ = c
+        return (t < cap) & ~done.all()
+
+    def body(c):
+        t, state, done, g = c
+        keys = jax.random.split(jax.random.fold_in(key, t), b)
+        cells, psi = jax.vmap(one)(state, keys)
+        cells = jnp.where(done, 0, cells)
+        after, _ = rules.play_batch(state, cells, max(1, b // 8))
+        g = g + jnp.where(done[:, None], 0.0, psi)
+        return t + 1, after, done | (after.passes >= 2), g
+
+    init = (jnp.int32(0), boards, boards.passes >= 2, jnp.zeros((b, n_small + 1), jnp.float32))
+    _, final, _, g = jax.lax.while_loop(cond, body, init)
+    _, diff = jax.vmap(rules.area)(final.color)
+    score = diff.astype(jnp.float32) - final.komi
+    z = jnp.where(score > 0, 1.0, jnp.where(score < 0, 0.0, 0.5))
+    return z.reshape(l, n), g.reshape(l, n, -1)
+
+
+_balance_jit = jax.jit(_balance_playouts, static_argnames=("n", "cap"))
+
+
+def balance_positions(positions: str, values: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(packed start fields int32 [V, C + 6], the teacher's values float32 [V] for Black, board size)
+    from a positions.npz and a bench/teacher_values.py values.npz."""
+    with np.load(positions, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    with np.load(values, allow_pickle=False) as f:
+        vals = {k: f[k] for k in f.files}
+    sub = dict(data, game=vals["game"], move=vals["move"])
+    boards = replay(sub)
+    return packed_fields(boards), vals["value"].astype(np.float32), int(data["size"])
+
+
+def balance(weights: np.ndarray, packed: np.ndarray, target: np.ndarray, size: int,
+            config: BalanceConfig = BalanceConfig(), progress=None) -> tuple[np.ndarray, list[dict]]:
+    """Simulation-balanced weights (float32 [N_WEIGHTS]) and each iteration's figures: the mean
+    squared error between the playouts' value and the teacher's on the training and the
+    held-out positions (the quantity balancing lowers)."""
+    g = Geometry(size)
+    cap = g.move_cap
+    rng = np.random.default_rng(config.seed)
+    order = rng.permutation(len(target))
+    n_test = int(round(config.held_out * len(target)))
+    test, train = order[:n_test], order[n_test:]
+    base = jnp.asarray(weights)
+    off = int(learnt.OFFSETS[1])
+    theta = jnp.concatenate([base[off:], jnp.ones(1)])
+    lp = config.positions_per_call
+    key = jax.random.key(config.seed)
+
+    def states_of(idx):
+        idx = np.concatenate([idx, np.repeat(idx[:1], (-len(idx)) % lp)])  # one compiled shape
+        st = jax.vmap(rules.with_chains)(with_placeholder_chains(unpack_fields(packed[idx])))
+        return st, idx
+
+    def run(idx, k, with_gradient: bool):
+        st, full = states_of(idx)
+        z, grad = _balance_jit(st, k, base, theta, 2 * config.playouts if with_gradient else config.playouts, cap)
+        return np.asarray(z)[:len(idx)], np.asarray(grad)[:len(idx)]
+
+    def mse(idx, k):
+        errs = []
+        for s in range(0, len(idx), lp):
+            part = idx[s:s + lp]
+            z, _ = run(part, jax.random.fold_in(k, s), False)
+            errs.append((z.mean(1) - target[part]) ** 2)
+        return float(np.concatenate(errs).mean())
+
+    history = []
+    for it in range(config.iterations + 1):
+        k = jax.random.fold_in(key, it)
+        row = {"iteration": it, "held_out_mse": mse(test, jax.random.fold_in(k, 1)), "scale": float(theta[-1])}
+        if it == config.iterations:
+            history.append(row)
+            break
+        perm = rng.permutation(train)
+        sq = []
+        for s in range(0, len(perm), lp):
+            part = perm[s:s + lp]
+            z, grad = run(part, jax.random.fold_in(k, 2 + s), True)
+            n = config.playouts
+            v_hat = z[:, :n].mean(1)  # the value estimate from the first N playouts
+            zc = z[:, n:] - v_hat[:, None]  # a baseline: E[psi] = 0, so it only cuts variance
+            gvec = (zc[:, :, None] * grad[:, n:]).mean(1)  # [L, T]
+            err = target[part] - v_hat
+            theta = theta + config.step * jnp.asarray((err[:, None] * gvec).mean(0))
+            sq.append(err ** 2)
+        row["train_mse"] = float(np.concatenate(sq).mean())
+        history.append(row)
+        if progress:
+            progress(row)
+    out = np.asarray(jnp.concatenate([base[:off] * theta[-1], theta[:-1]]))
+    return out.astype(np.float32), history
+
+
+def balance_main(args) -> None:
+    """`gojax balance-policy`: simulation-balance a fitted model against teacher values, save it."""
+    t0 = time.monotonic()
+
+    def say(row):
+        text = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
+        print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
+    weights, size = learnt.load_model(args.model)
+    packed, target, data_size = balance_positions(args.positions, args.values)
+    if data_size != size:
+        raise ValueError(f"the model is for {size}x{size}, the positions for {data_size}x{data_size}")
+    config = BalanceConfig(iterations=args.iterations, playouts=args.playouts, step=args.step, seed=args.seed)
+    out, history = balance(weights, packed, target, size, config, progress=say)
+    say(history[-1])
+    with np.load(args.model or learnt.BUNDLED, allow_pickle=False) as f:
+        report = json.loads(str(f["report"])) if "report" in f.files else {}
+    report["balance"] = {"values": args.values, "positions": int(len(target)), "config": dataclasses.asdict(config),
+                         "history": history}
+    learnt.save_model(args.out, out, size, report=json.dumps(report))
+    print(json.dumps(report["balance"], indent=1))

@@ -22,6 +22,7 @@ from gojax.kernels.state import batch_from_host, from_host
 from tests.helpers import board
 
 DATA = Path(__file__).parent / "data" / "teacher_small.npz"  # 6 games, bench/teacher_data.py's format
+VALUES = Path(__file__).parent / "data" / "teacher_small_values.npz"  # KataGo values of 8 of its positions
 NAMES = [name for name, _ in learnt.SLOTS]
 
 
@@ -219,3 +220,33 @@ def test_fit_learns_the_teacher_and_saves_a_usable_model(tmp_path):
     assert report["held_out"]["cross_entropy"] < uniform_ce - 1.0  # far better than a uniform guess
     assert report["train"]["top1_teacher"] > 0.3
     PlayoutConfig(policy="learnt", policy_model=str(out))  # loads as a playout policy
+
+
+def test_the_balancing_gradient_is_the_gradient_of_the_log_probability():
+    states, _ = midgame_states(n=1)
+    state = jax.tree_util.tree_map(lambda x: x[0], states)
+    base = jnp.asarray(learnt.load_model("")[0])
+    off = int(learnt.OFFSETS[1])
+    theta = jnp.concatenate([base[off:], jnp.array([0.8])])
+
+    def log_prob(th, cell):
+        w = jnp.concatenate([base[:off] * th[-1], th[:-1]])
+        legal = rules.legal_mask(state, exclude_eyes=True)
+        x = jnp.where(legal, w[learnt.features(state)].sum(-1), -jnp.inf)
+        return jax.nn.log_softmax(x)[cell]
+    w = jnp.concatenate([base[:off] * theta[-1], theta[:-1]])
+    cell, psi = learn_policy._draw_and_score(state, jax.random.key(2), w, base[:off], learnt.N_WEIGHTS - off)
+    np.testing.assert_allclose(np.asarray(psi), np.asarray(jax.grad(log_prob)(theta, cell)), atol=1e-5)
+
+
+def test_balancing_runs_and_keeps_the_shape_classes(tmp_path):
+    packed, target, size = learn_policy.balance_positions(str(DATA), str(VALUES))
+    w, _ = learnt.load_model("")
+    config = learn_policy.BalanceConfig(iterations=1, positions_per_call=4, playouts=4, held_out=0.25)
+    out, history = learn_policy.balance(w, packed, target, size, config)
+    off = int(learnt.OFFSETS[1])
+    assert np.isfinite(out).all() and out.shape == w.shape
+    ratio = out[:off][w[:off] != 0] / w[:off][w[:off] != 0]
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-4)  # one scale on every shape weight
+    assert not np.array_equal(out[off:], w[off:])
+    assert [h["iteration"] for h in history] == [0, 1] and 0 <= history[0]["held_out_mse"] <= 1
