@@ -610,7 +610,9 @@ def _add_balance_policy(sub):
     p.add_argument("--out", required=True, help="OUT.npz for --policy-model")
     p.add_argument("--iterations", type=positive_int, default=8, help="passes over the training positions (8)")
     p.add_argument("--playouts", type=positive_int, default=32, help="N playouts per estimate (32)")
-    p.add_argument("--step", type=float, default=2.0, help="the step alpha (2.0)")
+    p.add_argument("--step", type=float, default=0.1, help="the step alpha (0.1)")
+    p.add_argument("--value-range", type=float, nargs=2, default=[0.0, 1.0], metavar=("LO", "HI"),
+                   help="balance on the positions whose teacher value (Black's) lies in [LO, HI] (0 1: all)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_run_balance_policy)
 

@@ -215,7 +215,7 @@ class BalanceConfig:
     iterations: int = 8
     positions_per_call: int = 64  # L start positions per device call
     playouts: int = 32  # N playouts for the value estimate and N more for the gradient (eq. 9)
-    step: float = 2.0  # alpha of the update theta += alpha (V* - V^) g
+    step: float = 0.1  # alpha of the update theta += alpha (V* - V^) g
     held_out: float = 0.2  # share of the positions kept to measure the balance
     seed: int = 0
 
@@ -363,6 +363,10 @@ def balance_main(args) -> None:
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
     weights, size = learnt.load_model(args.model)
     packed, target, data_size = balance_positions(args.positions, args.values)
+    keep = (target >= args.value_range[0]) & (target <= args.value_range[1])
+    packed, target = packed[keep], target[keep]
+    if not len(target):
+        raise ValueError(f"no position's value lies in {args.value_range}")
     if data_size != size:
         raise ValueError(f"the model is for {size}x{size}, the positions for {data_size}x{data_size}")
     config = BalanceConfig(iterations=args.iterations, playouts=args.playouts, step=args.step, seed=args.seed)
@@ -370,7 +374,8 @@ def balance_main(args) -> None:
     say(history[-1])
     with np.load(args.model or learnt.BUNDLED, allow_pickle=False) as f:
         report = json.loads(str(f["report"])) if "report" in f.files else {}
-    report["balance"] = {"values": args.values, "positions": int(len(target)), "config": dataclasses.asdict(config),
+    report["balance"] = {"values": args.values, "positions": int(len(target)), "value_range": list(args.value_range),
+                         "config": dataclasses.asdict(config),
                          "history": history}
     learnt.save_model(args.out, out, size, report=json.dumps(report))
     print(json.dumps(report["balance"], indent=1))

@@ -45,6 +45,10 @@ class PlayoutConfig:
     # it still blocks later credit at its point; 1 = every move earns it): a move the policy all
     # but forces is played in most playouts whatever it is worth, so its AMAF value says little.
     amaf_max_prob: float = 1.0
+    # The learnt policy plays a uniform move (rule "uniform") instead of its own draw with this
+    # probability (resolution 1/256), as MoGo's cascade falls through to one about half the time:
+    # moves no policy chose keep the AMAF values informative.
+    uniform_mix: float = 0.0
     # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
     # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
@@ -114,6 +118,8 @@ class PlayoutConfig:
             load_model(self.policy_model)  # a bad file fails here (ModelError, a ValueError), not in a playout
             if self.pool_prob or self.cmc_prob:
                 raise ValueError("the learnt playout policy takes no poolRave or CMC rule (pool_prob, cmc_prob: 0)")
+            if not 0 <= self.uniform_mix <= 1:
+                raise ValueError(f"uniform_mix must be in [0, 1], got {self.uniform_mix}")
             if not 0 < self.amaf_max_prob <= 1:
                 raise ValueError(f"amaf_max_prob must be in (0, 1], got {self.amaf_max_prob}")
             if self.policy_scale < 0:
@@ -193,9 +199,15 @@ def _choose_batch(state: BoardState, done: jax.Array, words: jax.Array, pool, cm
     then the choice.  The same moves as policy.choose on each board (tests/test_policy.py)."""
     legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(state)
     if config.policy == "learnt":
+        drawn = words if words.ndim == 1 else words[:, 0]
         cells, prob = jax.vmap(lambda st, lg, wd: learnt.select(st, lg, wd, config.policy_model,
-                                                                 config.policy_scale))(state, legal, words)
-        return jnp.where(done, 0, cells), jnp.where(prob > config.amaf_max_prob, policy.LEARNT_SURE, policy.LEARNT)
+                                                                 config.policy_scale))(state, legal, drawn)
+        rule = jnp.where(prob > config.amaf_max_prob, policy.LEARNT_SURE, policy.LEARNT)
+        if config.uniform_mix:  # the gate is words[:, 1]'s low byte, which select_uniform does not read
+            uniform = (words[:, 1] & 0xFF) < jnp.uint32(int(round(config.uniform_mix * 256)))
+            cells = jnp.where(uniform, jax.vmap(select_uniform)(legal, words[:, 1]), cells)
+            rule = jnp.where(uniform, policy.UNIFORM, rule)
+        return jnp.where(done, 0, cells), rule
     if config.plain_uniform:
         return jnp.where(done, 0, jax.vmap(select_uniform)(legal, words)), jnp.full(done.shape, policy.UNIFORM)
     b = done.shape[0]
@@ -256,7 +268,8 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
     choose = functools.partial(_choose_batch, config=config, check_rows=max(1, b // 4))
     mark = jax.vmap(functools.partial(_mark, amaf_rule=config.amaf_rule))
     recount_rows = max(1, b // 8)
-    extra = 0 if config.plain_uniform or config.policy == "learnt" else 3  # words beyond the uniform draw
+    extra = 0 if config.plain_uniform or (config.policy == "learnt" and not config.uniform_mix) else \
+        1 if config.policy == "learnt" else 3  # words beyond the first
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself

@@ -72,6 +72,8 @@ class SearchParams:
                                     "random ones", group="policy", metavar="F")
     amaf_max_prob: float = flag(1.0, "learnt policy: a playout move drawn with a probability above P earns no "
                                      "AMAF credit (1: every move earns it)", group="policy", metavar="P")
+    uniform_mix: float = flag(0.0, "learnt policy: a uniform playout move instead of the policy's draw with "
+                                   "probability P (0: never)", group="policy", metavar="P")
     save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
                             metavar="P")
     pattern_prob: float = flag(1.0, "MoGo rule 2: a 3x3 hane/cut pattern next to the last move", group="policy",
@@ -169,7 +171,7 @@ class SearchParams:
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
                              two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
                              mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale,
-                             amaf_max_prob=self.amaf_max_prob)
+                             amaf_max_prob=self.amaf_max_prob, uniform_mix=self.uniform_mix)
 
     @property
     def uses_mogo_verdicts(self) -> bool:

@@ -250,3 +250,15 @@ def test_balancing_runs_and_keeps_the_shape_classes(tmp_path):
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-4)  # one scale on every shape weight
     assert not np.array_equal(out[off:], w[off:])
     assert [h["iteration"] for h in history] == [0, 1] and 0 <= history[0]["held_out_mse"] <= 1
+
+
+def test_a_uniform_mix_replaces_about_that_share_of_the_draws(tmp_path):
+    path = random_model(tmp_path, seed=5)
+    from gojax.kernels.geometry import Geometry
+    starts = empty_boards(Geometry(9), 2)
+    counts = {}
+    for mix in (0.0, 0.5, 1.0):
+        r = run_playouts(starts, jax.random.key(8), 8, PlayoutConfig(policy="learnt", policy_model=path, uniform_mix=mix))
+        c = np.asarray(r.rule_counts).sum(0)
+        counts[mix] = c[policy.UNIFORM] / c.sum()
+    assert counts[0.0] == 0 and counts[1.0] == 1 and 0.4 < counts[0.5] < 0.6
