@@ -331,7 +331,7 @@ def balance(weights: np.ndarray, packed: np.ndarray, target: np.ndarray, size: i
     for it in range(config.iterations + 1):
         k = jax.random.fold_in(key, it)
         # the same keys every iteration (common random numbers): the change is the weights'
-        row = {"iteration": it, "held_out_mse": mse(test, jax.random.fold_in(key, -1)), "scale": float(theta[-1])}
+        row = {"iteration": it, "held_out_mse": mse(test, jax.random.fold_in(key, 2**31)), "scale": float(theta[-1])}
         if it == config.iterations:
             history.append(row)
             break
