@@ -49,6 +49,9 @@ class PlayoutConfig:
     # probability (resolution 1/256), as MoGo's cascade falls through to one about half the time:
     # moves no policy chose keep the AMAF values informative.
     uniform_mix: float = 0.0
+    # The MoGo cascade's last rule (policy "mogo"): "uniform", or "learnt" (a draw from the learnt
+    # policy, `policy_model` at `policy_scale`, in place of the uniform move; still rule "uniform").
+    fallback: str = "uniform"
     # AMAF first-play rule (seed 000 eq. 16-17; SPEC.md "Search"): "first" credits (c, p) when the
     # first play at p after the start was by c (Fuego); "same_colour" when c played p at all
     # (skips only earlier plays by the same colour, as Algorithm 2's pseudocode).
@@ -113,10 +116,12 @@ class PlayoutConfig:
     def __post_init__(self):
         if self.policy not in POLICIES:
             raise ValueError(f"unknown playout policy {self.policy!r} (have: {', '.join(POLICIES)})")
-        if self.policy == "learnt":
+        if self.fallback not in ("uniform", "learnt"):
+            raise ValueError(f"fallback must be uniform or learnt, got {self.fallback!r}")
+        if self.policy == "learnt" or self.fallback == "learnt":
             from gojax.kernels.learnt import load_model
             load_model(self.policy_model)  # a bad file fails here (ModelError, a ValueError), not in a playout
-            if self.pool_prob or self.cmc_prob:
+            if self.policy == "learnt" and (self.pool_prob or self.cmc_prob):
                 raise ValueError("the learnt playout policy takes no poolRave or CMC rule (pool_prob, cmc_prob: 0)")
             if not 0 <= self.uniform_mix <= 1:
                 raise ValueError(f"uniform_mix must be in [0, 1], got {self.uniform_mix}")

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gojax.kernels import rules
+from gojax.kernels import learnt, rules
 from gojax.kernels.geometry import BLACK, EMPTY, WHITE
 from gojax.kernels.patterns import pattern_table, playout_table
 from gojax.kernels.state import BoardState
@@ -235,7 +235,10 @@ def propose(state: BoardState, legal: jax.Array, words: jax.Array, config, pool:
     where checked & ~sure (kernels/playout.py); `choose` runs it everywhere."""
     m = legal.shape[-1]
     w = _width(m)
-    uniform = select_uniform(legal, words[0])
+    if config.policy == "mogo" and config.fallback == "learnt":  # the cascade's last rule draws from the learnt policy
+        uniform = learnt.select(state, legal, words[0], config.policy_model, config.policy_scale)[0]
+    else:
+        uniform = select_uniform(legal, words[0])
     masks = candidate_masks(state, legal, config.playout_patterns)
     gates = [(words[2 + i // 4] >> (8 * (i % 4))) & 0xFF for i in range(8)]
     save = masks["save_extend"] | masks["save_capture"]

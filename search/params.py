@@ -18,7 +18,8 @@ POLICIES = ("uniform", "mogo", "learnt")
 PASS_IN_TREE = ("always", "endgame")
 RULES = ("chinese", "tromp-taylor")
 IN_FLIGHT = ("descend", "sidestep", "stop")
-CHOICES = {"selection": SELECTIONS, "schedule": SCHEDULES, "prior": PRIORS, "amaf_rule": AMAF_RULES,
+FALLBACKS = ("uniform", "learnt")
+CHOICES = {"fallback": FALLBACKS, "selection": SELECTIONS, "schedule": SCHEDULES, "prior": PRIORS, "amaf_rule": AMAF_RULES,
            "final_move": FINAL_MOVES, "pass_in_tree": PASS_IN_TREE, "policy": POLICIES, "rules": RULES,
            "in_flight": IN_FLIGHT}
 
@@ -72,6 +73,8 @@ class SearchParams:
                                     "random ones", group="policy", metavar="F")
     amaf_max_prob: float = flag(1.0, "learnt policy: a playout move drawn with a probability above P earns no "
                                      "AMAF credit (1: every move earns it)", group="policy", metavar="P")
+    fallback: str = flag("uniform", "mogo policy: its last rule's move, uniform or a draw from the learnt policy "
+                                    "(--policy-model, --policy-scale)", group="policy")
     uniform_mix: float = flag(0.0, "learnt policy: a uniform playout move instead of the policy's draw with "
                                    "probability P (0: never)", group="policy", metavar="P")
     save_prob: float = flag(1.0, "MoGo rule 1: save own stones the last move put in atari", group="policy",
@@ -171,7 +174,8 @@ class SearchParams:
                              fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
                              two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
                              mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale,
-                             amaf_max_prob=self.amaf_max_prob, uniform_mix=self.uniform_mix)
+                             amaf_max_prob=self.amaf_max_prob, uniform_mix=self.uniform_mix,
+                             fallback=self.fallback)
 
     @property
     def uses_mogo_verdicts(self) -> bool:
