@@ -587,18 +587,25 @@ def _add_learn_policy(sub):
     p.set_defaults(func=_run_learn_policy)
 
 
-def _run_learn_policy(args) -> int:
+def _run_policy_job(command: str, args, inputs: list[str], job) -> int:
+    """learn-policy / balance-policy: inputs checked, `job(args)` run, a bad file one line."""
     import zipfile
-
-    from gojax import learn_policy
-    writable_file("learn-policy", "--out", args.out)
-    if not os.path.isfile(args.data):
-        raise SystemExit(f"gojax learn-policy: {args.data}: no such file")
+    writable_file(command, "--out", args.out)
+    for path in inputs:
+        if not os.path.isfile(path):
+            raise SystemExit(f"gojax {command}: {path}: no such file")
+        if not zipfile.is_zipfile(path):
+            raise SystemExit(f"gojax {command}: {path}: not an .npz archive")
     try:
-        learn_policy.main(args)
+        job(args)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        raise SystemExit(f"gojax learn-policy: {args.data}: not a teacher positions file ({err})") from None
+        raise SystemExit(f"gojax {command}: {err}") from None
     return 0
+
+
+def _run_learn_policy(args) -> int:
+    from gojax import learn_policy
+    return _run_policy_job("learn-policy", args, [args.data], learn_policy.main)  # ValueErrors name the file
 
 
 def _add_balance_policy(sub):
@@ -618,18 +625,8 @@ def _add_balance_policy(sub):
 
 
 def _run_balance_policy(args) -> int:
-    import zipfile
-
     from gojax import learn_policy
-    writable_file("balance-policy", "--out", args.out)
-    for path in (args.values, args.positions):
-        if not os.path.isfile(path):
-            raise SystemExit(f"gojax balance-policy: {path}: no such file")
-    try:
-        learn_policy.balance_main(args)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        raise SystemExit(f"gojax balance-policy: {err}") from None
-    return 0
+    return _run_policy_job("balance-policy", args, [args.values, args.positions], learn_policy.balance_main)
 
 
 def _add_export_patterns(sub):

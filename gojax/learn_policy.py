@@ -90,8 +90,7 @@ def _features(packed: jax.Array, size: int):
 
 def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Dataset:
     """positions.npz -> features, legal masks and targets (a few minutes for 100k positions)."""
-    with np.load(path, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
+    data = _arrays(path, "a teacher positions file", POSITION_KEYS)
     size = int(data["size"])
     boards = replay(data)
     feats, legal = [], []
@@ -280,13 +279,26 @@ def _balance_playouts(states, key, base: jax.Array, theta: jax.Array, n: int, ca
 _balance_jit = jax.jit(_balance_playouts, static_argnames=("n", "cap"))
 
 
+def _arrays(path: str, what: str, keys: tuple[str, ...]) -> dict:
+    """The arrays of an .npz, or ValueError naming the file and what it lacks."""
+    with np.load(path, allow_pickle=False) as f:
+        missing = [k for k in keys if k not in f.files]
+        if missing:
+            raise ValueError(f"{path}: not {what} (no {', '.join(missing)} in it)")
+        return {k: f[k] for k in f.files}
+
+
+POSITION_KEYS = ("size", "moves", "first_white", "komi", "game", "move", "next", "percent", "player",
+                 "player_names")
+
+
 def balance_positions(positions: str, values: str) -> tuple[np.ndarray, np.ndarray, int]:
     """(packed start fields int32 [V, C + 6], the teacher's values float32 [V] for Black, board size)
     from a positions.npz and a bench/teacher_values.py values.npz."""
-    with np.load(positions, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
-    with np.load(values, allow_pickle=False) as f:
-        vals = {k: f[k] for k in f.files}
+    data = _arrays(positions, "a teacher positions file", POSITION_KEYS)
+    vals = _arrays(values, "a teacher values file", ("game", "move", "value"))
+    if vals["game"].size and vals["game"].max() >= len(data["moves"]):
+        raise ValueError(f"{values}: its games are not those of {positions}")
     sub = dict(data, game=vals["game"], move=vals["move"])
     boards = replay(sub)
     return packed_fields(boards), vals["value"].astype(np.float32), int(data["size"])

@@ -262,3 +262,16 @@ def test_a_uniform_mix_replaces_about_that_share_of_the_draws(tmp_path):
         c = np.asarray(r.rule_counts).sum(0)
         counts[mix] = c[policy.UNIFORM] / c.sum()
     assert counts[0.0] == 0 and counts[1.0] == 1 and 0.4 < counts[0.5] < 0.6
+
+
+@pytest.mark.parametrize("command", ["learn-policy", "balance-policy"])
+def test_the_fitting_commands_name_a_bad_input_in_one_line(tmp_path, command):
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not an archive")
+    args = [str(junk), "--out", str(tmp_path / "out.npz")]
+    if command == "balance-policy":
+        args += ["--positions", str(DATA)]
+    run = subprocess.run([sys.executable, "-m", "gojax", command, *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert run.stderr.strip() == f"gojax {command}: {junk}: not an .npz archive"
+    assert not (tmp_path / "out.npz").exists()
