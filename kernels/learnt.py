@@ -46,8 +46,11 @@ from gojax.kernels.geometry import BLACK, EMPTY, WHITE
 from gojax.kernels.patterns import ATARI_BITS, atari_shape_classes
 from gojax.kernels.state import BoardState
 
+# len(patterns.atari_shape_classes()), written out so that importing the playouts does not build
+# the 2^20-entry class table (tests/test_learnt.py holds the two equal)
+SHAPE_CLASSES = 42_990
 SLOTS: tuple[tuple[str, int], ...] = (
-    ("shape", atari_shape_classes()[1]), ("capture", 4), ("escape", 7), ("self_atari", 3), ("atari", 3),
+    ("shape", SHAPE_CLASSES), ("capture", 4), ("escape", 7), ("self_atari", 3), ("atari", 3),
     ("own_two", 3), ("dist_last", 18), ("dist_prev", 18), ("line", 5), ("nakade", 2))
 OFFSETS = np.cumsum([0] + [n for _, n in SLOTS])[:-1].astype(np.int32)
 N_WEIGHTS = int(sum(n for _, n in SLOTS))

@@ -57,6 +57,12 @@ def test_taking_the_last_move_and_escaping_from_atari():
     assert slots_at(w, "D3")["escape"] == 3  # the same extension, not an answer to the last move
 
 
+def test_the_shape_slot_has_one_weight_per_class():
+    from gojax.kernels.patterns import atari_shape_classes
+    classes, n = atari_shape_classes()
+    assert n == learnt.SHAPE_CLASSES == classes.max() + 1
+
+
 def test_the_shape_knows_which_neighbours_are_in_atari():
     b = board(ATARI, "B")
     g = b.geometry
