@@ -482,11 +482,15 @@ def _run_analyze(args) -> int:
     if not args.out.endswith(".jsonl"):
         raise SystemExit("gojax analyze: --out must end in .jsonl")
     writable_file("analyze", "--out", args.out)
+    from gojax.kernels.learnt import ModelError
     params = search_params(args)
+    existed = os.path.exists(args.out)
     try:  # run_analyze reads every file before it writes anything
         n = run_analyze(args.files, args.out, args.simulations, params, args.trees, args.playouts,
                         progress=not args.no_progress, jobs=args.jobs, cpu_threads=args.cpu_threads)
-    except SgfInputError as err:
+    except (SgfInputError, ModelError) as err:  # ModelError: a learnt policy fitted for another board size
+        if not existed and os.path.exists(args.out) and not os.path.getsize(args.out):
+            os.remove(args.out)  # leave nothing behind that looks like a result
         raise SystemExit(f"gojax analyze: {err}") from None
     except KeyboardInterrupt:
         return _interrupted("analyze", args.out)

@@ -209,6 +209,7 @@ def _tables(path: str, scale: float) -> tuple[np.ndarray, ...]:
 def strengths(state: BoardState, path: str = "", scale: float = 1.0) -> jax.Array:
     """float32 [M]: each cell's strength exp(scale * logit), 0 on the border: the product of
     four table lookups per cell (the slots folded together by `_tables`)."""
+    check_model(path, int(round(state.color.shape[-1] ** 0.5)) - 2)  # at trace time: before any playout
     v = slot_values(state)
     shape, tactics, last_line, prev = (jnp.asarray(t) for t in _tables(path, scale))
     row = jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)

@@ -281,3 +281,9 @@ def test_the_fitting_commands_name_a_bad_input_in_one_line(tmp_path, command):
     assert run.returncode != 0
     assert run.stderr.strip() == f"gojax {command}: {junk}: not an .npz archive"
     assert not (tmp_path / "out.npz").exists()
+
+
+def test_a_model_for_another_size_stops_the_playouts_before_they_start():
+    from gojax.kernels.geometry import Geometry
+    with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 7x7"):
+        run_playouts(empty_boards(Geometry(7), 1), jax.random.key(0), 2, PlayoutConfig(policy="learnt"))
