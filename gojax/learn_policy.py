@@ -127,6 +127,9 @@ def _log_probs(w: jax.Array, feats: jax.Array, legal: jax.Array) -> jax.Array:
     return jax.nn.log_softmax(jnp.where(legal, x, -1e9), axis=-1)
 
 
+_log_probs_jit = jax.jit(_log_probs)
+
+
 def fit(ds: Dataset, train: np.ndarray, config: FitConfig = FitConfig(), progress=None) -> np.ndarray:
     """float32 [N_WEIGHTS]: maximum-likelihood weights on the `train` positions (Adam)."""
 
@@ -167,7 +170,7 @@ def evaluate(ds: Dataset, idx: np.ndarray, weights: np.ndarray, chunk: int = 409
     ce, top_teacher, top_next = [], [], []
     for s in range(0, len(idx), chunk):
         part = idx[s:s + chunk]
-        lp = np.asarray(jax.jit(_log_probs)(w, ds.feats[part], ds.legal[part]))
+        lp = np.asarray(_log_probs_jit(w, ds.feats[part], ds.legal[part]))
         best = np.where(ds.legal[part], lp, -np.inf).argmax(1)
         ce.append(-(ds.target[part] * np.where(ds.legal[part], lp, 0.0)).sum(1))
         top_teacher.append(best == ds.target[part].argmax(1))
