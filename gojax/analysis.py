@@ -6,15 +6,18 @@ One query per line in, one response per analysed turn out, each a single JSON li
      "boardYSize":9,"analyzeTurns":[1,2],"maxVisits":800,"includeOwnership":true}
 
 Responses carry KataGo's field names and units: moveInfos (move, visits, winrate, scoreLead,
-prior, lcb, utility, order, pv), rootInfo (winrate, scoreLead, utility, visits, currentPlayer), ownership (row-major from
-the top-left point, e.g. A9) and policy (the same order, pass last, -1 where illegal).  Values
-are from the side to move's point of view unless the engine was started with --report-as
-BLACK or WHITE (KataGo's reportAnalysisWinratesAs).  `prior` is the move's share of the
-heuristic prior over the legal moves (the tree's priors, search/priors.py: not a neural
-network's policy).  scoreLead is the mean final score (area, komi included) of the playouts:
-at the root those of this search, per move those through the move's node (the root's where the
-move has none).
+prior, lcb, utility, order, pv; ownership with includeMovesOwnership), rootInfo (winrate,
+scoreLead, utility, visits, currentPlayer), ownership (row-major from the top-left point, e.g.
+A9) and policy (the same order, pass last, -1 where illegal).  Values are from the side to
+move's point of view unless reportAnalysisWinratesAs (the engine's --report-as, or a query's
+overrideSettings) says BLACK or WHITE.  `prior` is the move's share of the heuristic prior over
+the legal moves (search/priors.py: not a neural network's policy).  scoreLead is the mean final
+score (area, komi included) of the playouts: at the root those of this search, per move those
+through the move's node (the root's where the move has none).
 
+Honoured: maxVisits (playouts, met to within one leaf of K playouts), overrideSettings'
+maxVisits, maxTime and reportAnalysisWinratesAs (other settings are named once in a warning),
+avoidMoves and allowMoves (at the root), priority (highest first), reportDuringSearchEvery.
 Actions: query_version, terminate (queued turns of that id answer noResults), clear_cache.
 A bad query gets {"error": ..., "field": ..., "id": ...} and the engine goes on.  The turns
 queued when a search starts (up to `--batch`) are searched together, one device call per round
@@ -24,11 +27,13 @@ for all of them (search/forest.py); a turn with reportDuringSearchEvery is searc
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import queue
 import sys
 import threading
+import time
 from typing import IO
 
 import numpy as np
@@ -43,6 +48,8 @@ from gojax.search.params import SearchParams
 
 READY = "Started, ready to begin handling requests"  # KataGo's line on stderr that clients wait for
 _PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
+REPORT_AS = ("SIDETOMOVE", "BLACK", "WHITE")
+OVERRIDES_APPLIED = {"maxVisits", "maxTime", "reportAnalysisWinratesAs"}  # overrideSettings gojax honours
 
 
 class QueryError(ValueError):
@@ -92,7 +99,8 @@ def _board_for(query: dict) -> tuple[Geometry, list[Board], list[str]]:
         except IllegalMove as err:
             raise QueryError(f"illegal move {i + 1} ({g.to_gtp(point)}): {err}", "moves") from None
         if waived:
-            warnings.append(f"move {i + 1} ({g.to_gtp(point)}): {waived}; played as the game's own rules allowed")
+            warnings.append((f"move {i + 1} ({g.to_gtp(point)}): {waived}; played as the game's own rules allowed",
+                             "moves"))
         positions.append(board.copy())
     return g, positions, warnings
 
@@ -115,6 +123,43 @@ def _move(g: Geometry, entry: list, field: str) -> tuple[int, int | None]:
         raise QueryError(f"bad location {vertex!r}: {err}", field) from None
 
 
+def _entries(query: dict, kind: str) -> list[dict]:
+    value = query.get(kind, [])
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise QueryError(f"{kind} must be a list of {{player, moves, untilDepth}} objects", kind)
+    return value
+
+
+def _limit(g: Geometry, entry: dict, kind: str, warnings: list, named: set) -> tuple[int, np.ndarray, bool]:
+    """One avoidMoves / allowMoves entry: (player, bool [P + 1] of its moves, pass last; avoid?)."""
+    if entry.get("player") not in _PLAYERS:
+        raise QueryError(f"{kind}: player must be B or W", kind)
+    moves, depth = entry.get("moves"), entry.get("untilDepth")
+    if not isinstance(moves, list):
+        raise QueryError(f"{kind}: moves must be a list of locations", kind)
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise QueryError(f"{kind}: untilDepth must be a positive integer", kind)
+    if depth > 1 and kind not in named:
+        named.add(kind)
+        warnings.append((f"{kind} with untilDepth {depth}: gojax restricts the root's moves only", kind))
+    mask = np.zeros(g.num_points + 1, bool)
+    for vertex in moves:
+        try:
+            point = g.from_gtp(str(vertex))
+        except CoordinateError as err:
+            raise QueryError(f"{kind}: bad location {vertex!r}: {err}", kind) from None
+        mask[g.num_points if point is None else point] = True
+    return _PLAYERS[entry["player"]], mask, kind == "avoidMoves"
+
+
+def _prepare(search: Search, item: dict) -> None:
+    """A turn's root limits (avoidMoves, allowMoves) and per-move ownership, before it searches."""
+    if item.get("allowed") is not None:
+        search.restrict_root(item["allowed"])
+    if item.get("moves_ownership"):
+        search.track_move_ownership()
+
+
 def _top_left_rows(values: np.ndarray, size: int) -> list[float]:
     """[P] in gojax's order (row 1 first) -> KataGo's (the top row first)."""
     return [float(v) for v in np.asarray(values).reshape(size, size)[::-1].ravel()]
@@ -122,14 +167,18 @@ def _top_left_rows(values: np.ndarray, size: int) -> list[float]:
 
 class AnalysisEngine:
     def __init__(self, params: SearchParams = SearchParams(), max_visits: int = 500, report_as: str = "SIDETOMOVE",
-                 log: IO = sys.stderr, batch: int = 64):
-        """`batch`: at most this many queued turns are searched together (search/forest.py)."""
+                 log: IO = sys.stderr, batch: int = 64, max_time: float | None = None):
+        """`batch`: at most this many queued turns are searched together (search/forest.py);
+        `max_visits`, `report_as`, `max_time` (seconds per turn, None: no limit): a query's
+        defaults, which its overrideSettings replace."""
         self.params = params
         self.max_visits = max_visits
         self.report_as = report_as
+        self.max_time = max_time
         self.log = log
         self.terminated: set[str] = set()
         self.batch = batch
+        self._named: set[str] = set()  # unsupported settings already warned about
 
     # --- one query ------------------------------------------------------------------------------
     def parse(self, line: str) -> tuple[list[dict], list[dict]]:
@@ -146,37 +195,62 @@ class AnalysisEngine:
         turns = query.get("analyzeTurns", [len(positions) - 1])
         if not isinstance(turns, list) or not all(isinstance(t, int) and 0 <= t < len(positions) for t in turns):
             raise QueryError(f"analyzeTurns must list turns 0..{len(positions) - 1}", "analyzeTurns")
-        visits = query.get("maxVisits", self.max_visits)
-        if not isinstance(visits, int) or visits < 1:
+        settings = query.get("overrideSettings", {})
+        if not isinstance(settings, dict):
+            raise QueryError("overrideSettings must be a JSON object", "overrideSettings")
+        visits = settings.get("maxVisits", query.get("maxVisits", self.max_visits))
+        if not isinstance(visits, int) or isinstance(visits, bool) or visits < 1:
             raise QueryError("maxVisits must be a positive integer", "maxVisits")
+        report_as = settings.get("reportAnalysisWinratesAs", self.report_as)
+        if report_as not in REPORT_AS:
+            raise QueryError(f"reportAnalysisWinratesAs must be one of {', '.join(REPORT_AS)}", "overrideSettings")
+        max_time = settings.get("maxTime", self.max_time)
+        if max_time is not None and (not isinstance(max_time, (int, float)) or max_time <= 0):
+            raise QueryError("maxTime must be a positive number of seconds", "overrideSettings")
+        for key in sorted(set(settings) - OVERRIDES_APPLIED - self._named):
+            self._named.add(key)  # named once per engine: clients send the same settings every query
+            warnings.append((f"overrideSettings.{key} is not supported by gojax; ignored", "overrideSettings"))
+        priority = query.get("priority", 0)
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise QueryError("priority must be an integer", "priority")
         rules = query.get("rules", "chinese")
         if not isinstance(rules, str) or rules.lower() not in RULE_NAMES:
-            warnings.append(f"rules {rules!r}: gojax counts by area (chinese); using chinese")
+            warnings.append((f"rules {rules!r}: gojax counts by area (chinese); using chinese", "rules"))
             rules = "chinese"
         every = query.get("reportDuringSearchEvery")
         if every is not None and (not isinstance(every, (int, float)) or every <= 0):
             raise QueryError("reportDuringSearchEvery must be a positive number of seconds", "reportDuringSearchEvery")
+        limits = [_limit(g, entry, kind, warnings, self._named) for kind in ("avoidMoves", "allowMoves")
+                  for entry in _entries(query, kind)]
         items = []
         for t in turns:
+            to_play = positions[t].to_play
+            allowed = None
+            for color, mask, avoid in limits:
+                if color == to_play:
+                    allowed = (np.ones(g.num_points + 1, bool) if allowed is None else allowed) & (~mask if avoid else mask)
             items.append({"id": query["id"], "turn": t, "board": positions[t], "visits": visits,
                           "rules": RULE_NAMES[rules.lower()], "ownership": bool(query.get("includeOwnership")),
-                          "policy": bool(query.get("includePolicy")), "every": every})
-        return items, [{"warning": w, "field": "moves" if "move" in w else "rules", "id": query["id"]}
-                       for w in warnings]
+                          "moves_ownership": bool(query.get("includeMovesOwnership")),
+                          "policy": bool(query.get("includePolicy")), "every": every, "report_as": report_as,
+                          "max_time": max_time, "allowed": allowed, "priority": priority})
+        return items, [{"warning": w, "field": field, "id": query["id"]} for w, field in warnings]
 
     def analyse_batch(self, items: list[dict], emit) -> None:
-        """Queued turns of one board size and rules share a forest (one device call per round);
-        a turn that reports during its search is searched alone."""
+        """Queued turns of one board size, rules and time limit share a forest (one device call
+        per round); a turn that reports during its search is searched alone."""
         groups: dict = {}
         for item in items:
             if item["every"]:
                 self.analyse(item, emit)
             else:
-                groups.setdefault((item["board"].size, item["rules"]), []).append(item)
-        for (_, rules), group in groups.items():
+                groups.setdefault((item["board"].size, item["rules"], item["max_time"]), []).append(item)
+        for (_, rules, max_time), group in groups.items():
             params = dataclasses.replace(self.params, rules=rules)
             forest = Forest([item["board"] for item in group], params)
-            results = forest.run([item["visits"] for item in group], stop_early=False)
+            for item, search in zip(group, forest.searches):
+                _prepare(search, item)
+            results = forest.run([item["visits"] for item in group], stop_early=False, seconds=max_time, exact=True)
             for item, search, r in zip(group, forest.searches, results):
                 emit(self.response(item, item["board"], search, r, during=False))
 
@@ -185,21 +259,29 @@ class AnalysisEngine:
         board: Board = item["board"]
         params = dataclasses.replace(self.params, rules=item["rules"])
         search = Search(board, params)
+        _prepare(search, item)
+        deadline = None if item["max_time"] is None else time.perf_counter() + item["max_time"]
         done = 0
         while True:
             chunk = item["visits"] - done
-            result = search.run(simulations=chunk, seconds=item["every"], stop_early=False) if item["every"] \
-                else search.run(simulations=chunk, stop_early=False)
+            seconds = item["every"]
+            if deadline is not None:
+                seconds = min(seconds or math.inf, max(deadline - time.perf_counter(), 1e-3))
+            result = search.run(simulations=chunk, seconds=seconds, stop_early=False, exact=True)
             done += result.simulations
-            if done >= item["visits"] or not item["every"] or item["id"] in self.terminated:
+            if done >= item["visits"] or not item["every"] or item["id"] in self.terminated or \
+                    (deadline is not None and time.perf_counter() >= deadline):
+                result.simulations = done
                 emit(self.response(item, board, search, result, during=False))
                 return
             emit(self.response(item, board, search, result, during=True))
 
     def response(self, item: dict, board: Board, search: Search, r: SearchResult, during: bool) -> dict:
         g = board.geometry
-        flip = {"SIDETOMOVE": False, "BLACK": board.to_play == WHITE, "WHITE": board.to_play == BLACK}[self.report_as]
+        report_as = item.get("report_as", self.report_as)
+        flip = {"SIDETOMOVE": False, "BLACK": board.to_play == WHITE, "WHITE": board.to_play == BLACK}[report_as]
         view = (lambda q: 1.0 - q) if flip else (lambda q: q)
+        sign = -1.0 if (board.to_play == WHITE) != flip else 1.0  # ownership: +1 for the side reported
         total = sum(m.prior for m in r.moves) or 1.0
         black_lead = float(np.sum(r.ownership)) - board.komi  # mean area count of the playouts, Black's view
         lead = black_lead if (board.to_play == BLACK) != flip else -black_lead
@@ -208,18 +290,20 @@ class AnalysisEngine:
             q = m.q if not math.isnan(m.q) else m.q_star
             half = 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits)
             move_lead = lead if math.isnan(m.score_lead) else (-m.score_lead if flip else m.score_lead)
-            infos.append({"move": g.to_gtp(m.move), "visits": int(m.visits), "winrate": view(q),
-                          "scoreLead": move_lead,
-                          "lcb": view(q) - half, "utility": 2 * view(q) - 1, "prior": m.prior / total,
-                          "order": order, "pv": [g.to_gtp(p) for p in search.variation(
-                              search.tree.pass_action if m.move is None else m.move, 12)]})
+            action = search.tree.pass_action if m.move is None else m.move
+            info = {"move": g.to_gtp(m.move), "visits": int(m.visits), "winrate": view(q), "scoreLead": move_lead,
+                    "lcb": view(q) - half, "utility": 2 * view(q) - 1, "prior": m.prior / total,
+                    "order": order, "pv": [g.to_gtp(p) for p in search.variation(action, 12)]}
+            owned = search.owned_after(action) if item.get("moves_ownership") else None
+            if owned is not None:
+                info["ownership"] = _top_left_rows(sign * owned, board.size)
+            infos.append(info)
         visits = sum(int(m.visits) for m in r.moves)
         root_q = sum(m.visits * (m.q if not math.isnan(m.q) else 0.0) for m in r.moves) / max(visits, 1)
         out = {"id": item["id"], "turnNumber": item["turn"], "isDuringSearch": during, "moveInfos": infos,
                "rootInfo": {"winrate": view(root_q), "scoreLead": lead, "utility": 2 * view(root_q) - 1,
                             "visits": visits, "thisHash": f"{int(board.hash):016X}",
                             "currentPlayer": "B" if board.to_play == BLACK else "W"}}
-        sign = -1.0 if (board.to_play == WHITE) != flip else 1.0  # ownership: +1 for the side reported
         if item["ownership"]:
             out["ownership"] = _top_left_rows(sign * np.asarray(r.ownership), board.size)
         if item["policy"]:
@@ -231,8 +315,10 @@ class AnalysisEngine:
 
     # --- the protocol loop ------------------------------------------------------------------------
     def serve(self, inp: IO, out: IO) -> None:
-        """Read queries until stdin closes, answer them in order; then finish the queue and return."""
-        work: queue.Queue = queue.Queue()
+        """Read queries until stdin closes and answer them, the highest `priority` first (then in
+        order of arrival); then finish the queue and return."""
+        work: queue.PriorityQueue = queue.PriorityQueue()  # (-priority, arrival, item); None last
+        arrival = itertools.count()
         lock = threading.Lock()
 
         def emit(obj: dict) -> None:
@@ -243,9 +329,9 @@ class AnalysisEngine:
         def worker():
             stop = False
             while not stop:
-                batch = [work.get()]
+                batch = [work.get()[2]]
                 while len(batch) < self.batch and not work.empty():  # whatever else is queued now
-                    batch.append(work.get())
+                    batch.append(work.get()[2])
                 if None in batch:
                     stop = True
                     batch = [item for item in batch if item is not None]
@@ -290,8 +376,8 @@ class AnalysisEngine:
                 emit(w)
             self.terminated.discard(items[0]["id"])  # an id used again is a new query
             for item in items:
-                work.put(item)
-        work.put(None)
+                work.put((-item["priority"], next(arrival), item))
+        work.put((math.inf, next(arrival), None))
         thread.join()
 
     def _action(self, line: str) -> dict | None:

@@ -504,7 +504,10 @@ def _add_analysis(sub):
     p.add_argument("--batch", type=positive_int, default=64, metavar="G",
                    help="queued turns searched together, one device call per round (default 64)")
     p.add_argument("--report-as", choices=["SIDETOMOVE", "BLACK", "WHITE"], default="SIDETOMOVE",
-                   help="whose view winrates, scores and ownership take (KataGo's reportAnalysisWinratesAs)")
+                   help="whose view winrates, scores and ownership take (KataGo's reportAnalysisWinratesAs;"
+                        " a query's overrideSettings replaces it)")
+    p.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
+                   help="seconds per turn at most (KataGo's maxTime; a query's overrideSettings replaces it)")
     p.add_argument("--seed", type=int, default=0)
     # KataGo's command line, so that a tool that starts `katago analysis ...` can start gojax.
     p.add_argument("-config", dest="katago_config", default=None, help="accepted and ignored (KataGo's config)")
@@ -523,7 +526,8 @@ def _run_analysis(args) -> int:
                         ("-analysis-threads", args.katago_threads)):
         if value is not None:
             print(f"[gojax] analysis: {flag} {value} ignored (gojax has no config file or network)", file=sys.stderr)
-    AnalysisEngine(params, args.visits, args.report_as, batch=args.batch).serve(sys.stdin, sys.stdout)
+    AnalysisEngine(params, args.visits, args.report_as, batch=args.batch, max_time=args.max_time).serve(
+        sys.stdin, sys.stdout)
     return 0
 
 

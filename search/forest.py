@@ -44,10 +44,11 @@ import time
 import numpy as np
 
 from gojax.kernels.host import Board
-from gojax.search.backup import Leaf
+from gojax.search.backup import Leaf, apply_virtual_loss
 from gojax.search.device import Simulator, Submitted, bucket
 from gojax.search.mcts import MoveStats, Search, SearchResult, back_up_trees, descend_trees, ready_new_nodes
 from gojax.search.params import SearchParams
+from gojax.search.select import refresh_path
 from gojax.search.tree import TreeStack
 
 
@@ -61,6 +62,7 @@ class _Progress:
     own: list  # ownership summed over those playouts, per tree ([P])
     caps: list  # playouts stopped by the move cap, per tree
     active: list  # still searching, per tree
+    exact: bool = False  # a tree's last round backs up only the leaves its budget still needs
     host: float = 0.0  # seconds of descents and backups
     wait: float = 0.0  # seconds blocked on the device (the same-round verdicts' calls included)
 
@@ -71,6 +73,7 @@ class _Round:
     answers (search/device.Submitted: its leaf verdicts, if asked ahead, and its result)."""
     leaves: list
     call: Submitted
+    keep: list | None = None  # per tree, the leaves to back up (None: all; Forest.run's `exact`)
 
 
 class Forest:
@@ -130,11 +133,13 @@ class Forest:
         return len(self.searches)
 
     def run(self, simulations: int | list[int] | None, stop_early: bool = True,
-            seconds: float | None = None) -> list[SearchResult]:
+            seconds: float | None = None, exact: bool = False) -> list[SearchResult]:
         """Search every tree for its budget of simulations (one for all, or one per tree; None:
-        until `seconds`), rounded up to whole rounds of L x K, or until `seconds` have passed;
-        returns each tree's result.  A tree with a budget of 0 is left alone, so a caller can
-        keep its seats while trees drop out; every other tree plays at least one round."""
+        until `seconds`), rounded up to whole rounds of L x K (with `exact`, to whole leaves of
+        K: the last round backs up only the leaves the budget still needs), or until `seconds`
+        have passed; returns each tree's result.  A tree with a budget of 0 is left alone, so a
+        caller can keep its seats while trees drop out; every other tree plays at least one
+        round."""
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
         g = self.size
@@ -145,7 +150,7 @@ class Forest:
         now_start = sum(sim.verdicts_now_seconds for sim in simulators)
         run = _Progress(budgets, None if seconds is None else t_start + seconds, stop_early, [0] * g,
                         [np.zeros(s.size * s.size) for s in self.searches], [0] * g,
-                        [b is None or b > 0 for b in budgets])
+                        [b is None or b > 0 for b in budgets], exact)
         pending = None
         # The cycle collector would walk every tree's boards again and again for garbage the
         # loop does not make (its lists and leaves are freed by reference counting), a large
@@ -192,10 +197,9 @@ class Forest:
         if pending is not None and pending.call.verdicts is not None:
             self._ready(run, pending)
         t0 = time.perf_counter()
-        per_call = self.params.batch
         leaves: list[list[Leaf] | None] = [None] * self.size
         for t in range(self.size):
-            in_flight = per_call if pending is not None and pending.leaves[t] is not None else 0
+            in_flight = self._in_flight(pending, t)
             if run.active[t] and not self._searching(run, t, in_flight):
                 run.active[t] = False
         groups = list(self._groups([t for t in range(self.size) if run.active[t]]).values())
@@ -215,9 +219,29 @@ class Forest:
                         leaves[t].append(leaf)
         round_ = None
         if any(ls is not None for ls in leaves):
-            round_ = _Round(leaves, self._submit(leaves))
+            round_ = _Round(leaves, self._submit(leaves), self._keep(run, pending, leaves) if run.exact else None)
         run.host += time.perf_counter() - t0
         return round_
+
+    def _in_flight(self, pending: _Round | None, t: int) -> int:
+        """Simulations of tree t in the round on the device that its backup will count."""
+        if pending is None or pending.leaves[t] is None:
+            return 0
+        if pending.keep is None or pending.keep[t] is None:
+            return self.params.batch
+        return pending.keep[t] * self.params.playouts_per_leaf
+
+    def _keep(self, run: _Progress, pending: _Round | None, leaves: list) -> list:
+        """Per tree of a new round, how many of its leaves the budget still needs (None: all)."""
+        k = self.params.playouts_per_leaf
+        keep: list = [None] * self.size
+        for t, ls in enumerate(leaves):
+            budget = run.budgets[t]
+            if ls is not None and budget is not None:
+                left = budget - run.done[t] - self._in_flight(pending, t)
+                if left < len(ls) * k:
+                    keep[t] = max(1, -(-left // k))
+        return keep
 
     def _ready_wave(self, run: _Progress, leaves: list, start: int) -> None:
         """SearchParams.waves: the verdicts of every tree's leaves from descent `start` on, in one
@@ -286,14 +310,28 @@ class Forest:
         result = round_.call.result.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
+        kept = round_.leaves
+        if round_.keep is not None:
+            kept = [ls if ls is None or n is None else self._drop(t, ls, n) for t, (ls, n) in
+                    enumerate(zip(round_.leaves, round_.keep))]
         for members, starts in self._rows(round_.leaves, self.params.leaves):
-            outs = back_up_trees([self.searches[t] for t in members], [round_.leaves[t] for t in members],
+            outs = back_up_trees([self.searches[t] for t in members], [kept[t] for t in members],
                                  starts, result, ready=round_.call.verdicts is not None)
             for t, (o, c) in zip(members, outs):
                 run.own[t] += o
                 run.caps[t] += c
-                run.done[t] += self.params.batch
+                run.done[t] += len(kept[t]) * self.params.playouts_per_leaf
         run.host += time.perf_counter() - t0
+
+    def _drop(self, t: int, leaves: list[Leaf], n: int) -> list[Leaf]:
+        """The first n of tree t's leaves; the others' virtual loss taken off their paths (their
+        new nodes stay, never visited)."""
+        s = self.searches[t]
+        for leaf in leaves[n:]:
+            if leaf.virtual:
+                apply_virtual_loss(s.tree, leaf, leaf.virtual, sign=-1.0)
+                refresh_path(s.tree, leaf.nodes, leaf.actions, s.params, s.tree.jitter)
+        return leaves[:n]
 
 
 def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[SearchResult, int]:

@@ -99,6 +99,10 @@ class Search:
         # Raw PRNG key data, uint32 [2]: round r's leaf i plays with fold_in(fold_in(key, r), i).
         self.key_data = np.asarray(jax.random.key_data(jax.random.key(params.seed)), np.uint32)
         self.calls = 0  # rounds sent to the device
+        # Per root action: ownership summed over the playouts through it, float64 [A, P], and
+        # those playouts, [A]; None until `track_move_ownership` (KataGo's movesOwnership).
+        self.move_ownership: np.ndarray | None = None
+        self.move_playouts: np.ndarray | None = None
 
     # --- tree management --------------------------------------------------------------------
     def _new_root(self, board: Board) -> None:
@@ -140,6 +144,29 @@ class Search:
                 return True
         self._new_root(board)
         return False
+
+    def restrict_root(self, allowed: np.ndarray) -> None:
+        """Search only the root actions in `allowed` (bool [A]): KataGo's avoidMoves and
+        allowMoves at depth 0.  Pass stays legal where no point would be."""
+        tree = self.tree
+        keep = tree.legal[self.root] & np.asarray(allowed, bool)
+        if not keep[:tree.pass_action].any():
+            keep[tree.pass_action] = True
+        tree.legal[self.root] = keep
+        refresh(tree, [self.root], self.params, tree.jitter)
+
+    def track_move_ownership(self) -> None:
+        """From the next backup on, sum the ownership of the playouts through each root action."""
+        if self.move_ownership is None:
+            self.move_ownership = np.zeros((self.tree.num_actions, self.size * self.size))
+            self.move_playouts = np.zeros(self.tree.num_actions)
+
+    def owned_after(self, action: int) -> np.ndarray | None:
+        """[P] mean final owner (+1 Black) of the playouts through root `action` (P: pass), or
+        None when none went through it or ownership is not tracked."""
+        if self.move_ownership is None or self.move_playouts[action] == 0:
+            return None
+        return self.move_ownership[action] / self.move_playouts[action]
 
     # --- the steps of one round --------------------------------------------------------------
     def descend(self) -> Leaf:
@@ -238,14 +265,15 @@ class Search:
 
     # --- the public entry point ------------------------------------------------------------
     def run(self, simulations: int | None = None, seconds: float | None = None,
-            stop_early: bool = True) -> SearchResult:
-        """Search until `simulations` playouts (rounded up to whole rounds of L * K) or `seconds`
-        of wall time, whichever comes first.  At least one round always runs."""
+            stop_early: bool = True, exact: bool = False) -> SearchResult:
+        """Search until `simulations` playouts (rounded up to whole rounds of L * K; with
+        `exact`, to whole leaves of K) or `seconds` of wall time, whichever comes first.  At
+        least one round always runs."""
         from gojax.search.forest import Forest  # the loop lives there; forest.py imports this module
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
         budget = None if simulations is None else max(1, simulations)
-        return Forest.of([self]).run(budget, stop_early=stop_early, seconds=seconds)[0]
+        return Forest.of([self]).run(budget, stop_early=stop_early, seconds=seconds, exact=exact)[0]
 
     # --- reporting ---------------------------------------------------------------------------
     def result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
@@ -337,6 +365,14 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     cuts = np.cumsum(counts) - counts  # each search's first row of idx: one reduction for all
     own = np.add.reduceat(r.ownership[idx] * k, cuts, axis=0)
     caps = np.add.reduceat(r.cap_hit[idx].sum(axis=1), cuts).tolist()
+    for j, search in enumerate(searches):
+        if search.move_ownership is not None:  # by each leaf's root action (none: the root is the leaf)
+            first = np.fromiter((leaf.actions[0] if leaf.actions else -1 for leaf in leaves[j]), np.int64,
+                                len(leaves[j]))
+            rows = idx[cuts[j]: cuts[j] + counts[j]]
+            through = first >= 0
+            np.add.at(search.move_ownership, first[through], r.ownership[rows[through]] * k)
+            np.add.at(search.move_playouts, first[through], k)
     return list(zip(own, caps))
 
 

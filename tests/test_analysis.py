@@ -104,3 +104,69 @@ def test_katagoanal_a_katago_client_from_pypi_analyses_a_game_through_gojax(tmp_
         assert t["move_infos"] and [m["order"] for m in t["move_infos"]] == list(range(len(t["move_infos"])))
         assert all(isinstance(m["scoreLead"], float) and m["visits"] > 0 for m in t["move_infos"])
     assert turns[0]["current_player"] == "B" and turns[1]["current_player"] == "W"
+
+
+POSITION = {"moves": [["B", "E5"]], "rules": "chinese", "komi": 7.5, "boardXSize": 7,
+            "boardYSize": 7}
+
+
+def test_override_settings_report_winrates_for_black_per_query_and_name_the_rest_once():
+    # White to move; KaTrain asks every query for Black's view and sends wideRootNoise each time.
+    plain = {"id": "side", **POSITION, "maxVisits": 32}
+    black = {"id": "black", **POSITION, "maxVisits": 32,
+             "overrideSettings": {"reportAnalysisWinratesAs": "BLACK", "wideRootNoise": 0.04}}
+    again = {**black, "id": "again"}
+    replies, _ = ask(plain, black, again)
+    answers = {r["id"]: r for r in replies if "turnNumber" in r}
+    warnings = [r for r in replies if "warning" in r]
+    assert answers["black"]["rootInfo"]["winrate"] == pytest.approx(1 - answers["side"]["rootInfo"]["winrate"], abs=1e-6)
+    assert answers["black"]["rootInfo"]["scoreLead"] == pytest.approx(-answers["side"]["rootInfo"]["scoreLead"], abs=1e-4)
+    assert len(warnings) == 1 and "wideRootNoise" in warnings[0]["warning"]
+
+
+def test_avoid_moves_and_allow_moves_limit_the_root():
+    avoid = ["D4", "D5", "C4", "E4", "pass"]
+    replies, _ = ask({"id": "avoid", **POSITION, "maxVisits": 64,
+                      "avoidMoves": [{"player": "W", "moves": avoid, "untilDepth": 1},
+                                     {"player": "B", "moves": ["A1"], "untilDepth": 1}]},
+                     {"id": "allow", **POSITION, "maxVisits": 64,
+                      "allowMoves": [{"player": "W", "moves": ["A1", "G7"], "untilDepth": 1}]},
+                     {"id": "bad", **POSITION, "avoidMoves": [{"player": "W", "moves": ["Z9"], "untilDepth": 1}]})
+    by_id = {r["id"]: r for r in replies}
+    searched = {m["move"] for m in by_id["avoid"]["moveInfos"]}
+    assert searched and not searched & set(avoid)
+    assert {m["move"] for m in by_id["allow"]["moveInfos"]} == {"A1", "G7"}
+    assert by_id["allow"]["rootInfo"]["visits"] == 64
+    assert by_id["bad"]["field"] == "avoidMoves" and "Z9" in by_id["bad"]["error"]
+
+
+def test_moves_ownership_and_exact_visits():
+    # L4 x K4 = 16 playouts a round: 20 and 36 are met exactly (whole leaves), not rounded to 32 and 48.
+    replies, _ = ask({"id": "own", **POSITION, "maxVisits": 20, "includeOwnership": True,
+                      "includeMovesOwnership": True},
+                     {"id": "more", **POSITION, "maxVisits": 36, "reportDuringSearchEvery": 60})
+    by_id = {r["id"]: r for r in replies}
+    infos = by_id["own"]["moveInfos"]
+    assert by_id["own"]["rootInfo"]["visits"] == 20 and by_id["more"]["rootInfo"]["visits"] == 36
+    assert all(len(m["ownership"]) == 49 and all(-1 <= o <= 1 for o in m["ownership"]) for m in infos)
+    # The root's ownership is the visit-weighted mean of the moves' (every playout goes through one).
+    mean = [sum(m["visits"] * m["ownership"][i] for m in infos) / 20 for i in range(49)]
+    assert mean == pytest.approx(by_id["own"]["ownership"], abs=1e-4)
+    assert "ownership" not in by_id["more"]["moveInfos"][0]
+
+
+def test_higher_priority_queries_are_answered_first():
+    first = {"id": "first", **POSITION, "maxVisits": 400}
+    low = {"id": "low", **POSITION, "maxVisits": 16}
+    high = {"id": "high", **POSITION, "maxVisits": 16, "priority": 5}
+    replies, _ = ask(first, low, high, extra=["--batch", "1"])
+    order = [r["id"] for r in replies]
+    assert order.index("high") < order.index("low")
+
+
+def test_max_time_stops_a_turn_before_its_visits():
+    replies, _ = ask({"id": "t", **POSITION, "maxVisits": 10_000_000, "overrideSettings": {"maxTime": 0.5}},
+                     {"id": "bad", **POSITION, "overrideSettings": {"maxTime": -1}})
+    by_id = {r["id"]: r for r in replies}
+    assert 0 < by_id["t"]["rootInfo"]["visits"] < 10_000_000
+    assert by_id["bad"]["field"] == "overrideSettings" and "maxTime" in by_id["bad"]["error"]
