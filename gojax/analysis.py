@@ -15,7 +15,7 @@ the legal moves (search/priors.py: not a neural network's policy).  scoreLead is
 score (area, komi included) of the playouts: at the root those of this search, per move those
 through the move's node (the root's where the move has none).
 
-Honoured: maxVisits (playouts, met to within one leaf of K playouts), overrideSettings'
+Honoured: maxVisits (playouts, met exactly), overrideSettings'
 maxVisits, maxTime and reportAnalysisWinratesAs (other settings are named once in a warning),
 avoidMoves and allowMoves (at the root), priority (highest first), reportDuringSearchEvery.
 Actions: query_version, terminate (queued turns of that id answer noResults), clear_cache.

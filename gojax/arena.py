@@ -63,6 +63,7 @@ class ArenaEngine:
     params: SearchParams = SearchParams()
     resign: bool = True
     command_line: str = ""  # the `gojax gtp` command it stands for, if it came from one
+    exact: bool = False  # exactly `simulations` a move (gtp --exact-simulations)
 
     def command(self) -> str:
         """How the results name it: the `gojax gtp` command that plays the same games."""
@@ -85,7 +86,8 @@ def engine_from_command(name: str, cmd: str):
     if args.seconds is not None or args.trees > 1:
         raise ValueError(f"{cmd!r}: the arena plays gojax by simulations with one tree (no --seconds, --trees)")
     params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
-    return ArenaEngine(name, args.simulations, params, not args.no_resign and args.resign_threshold > 0, cmd)
+    return ArenaEngine(name, args.simulations, params, not args.no_resign and args.resign_threshold > 0, cmd,
+                       args.exact_simulations)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +119,7 @@ class _Game:
             self.commands[color] = e.command()
             self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
                                          PlayerOptions(simulations=e.simulations, resign=e.resign, log=io.StringIO(),
-                                                       verbose=False), tree=tree_of[color])
+                                                       verbose=False, exact=e.exact), tree=tree_of[color])
 
     def start(self, cfg: MatchConfig) -> None:
         """Start the external engines (EngineFailure if one cannot get ready) and play the
@@ -266,20 +268,22 @@ def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadP
     while not all(g.over for g in games):
         asked = {i: pool.submit(g.ask, cfg.move_timeout) for i, g in enumerate(games)
                  if not g.over and g.external_to_move()}
-        budgets = []
+        budgets, exact = [], []
         for i, g in enumerate(games):
             if g.over or i in asked:
                 budgets.append(0)
+                exact.append(False)
                 continue
             color = g.board.to_play
             searches[i] = g.players[color].prepare(color)
             budgets.append(g.players[color].options.simulations)
+            exact.append(g.players[color].options.exact)
         if any(budgets):
             filler = next(s for s in searches if s is not None)
             t0 = time.perf_counter()
             trees = [s or filler for s in searches]
             forest = Forest.of(trees) if forest is None else forest.use(trees)
-            results = forest.run(budgets)
+            results = forest.run(budgets, stop_early=[not x for x in exact], exact=exact)
             share = (time.perf_counter() - t0) / sum(b > 0 for b in budgets)
             for g, r, budget in zip(games, results, budgets):
                 if not budget:

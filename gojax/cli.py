@@ -229,7 +229,11 @@ def _add_gtp(sub):
     p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--simulations", type=positive_int, default=3000,
-                   help="simulations (playouts) per move without a clock; a cap with one (default 3000)")
+                   help="simulations (playouts) per move without a clock; a cap with one (default 3000). The search"
+                        " stops early once its most visited move cannot change, and rounds up to whole rounds of"
+                        " L x K playouts: --exact-simulations spends exactly this many")
+    p.add_argument("--exact-simulations", action="store_true",
+                   help="spend exactly --simulations playouts a move, no early stop (scaling studies)")
     p.add_argument("--seconds", type=positive_float, default=None, help="seconds per move without a clock")
     p.add_argument("--resign-threshold", type=float, default=0.1,
                    help="resign below this value for us (default 0.1); 0 never resigns")
@@ -267,7 +271,8 @@ def _run_gtp(args) -> int:
     from gojax.player import Player, PlayerOptions
     options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
-                            verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device)
+                            verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device,
+                            exact=args.exact_simulations)
     try:
         player = Player(args.size, args.komi, params, options)
     except ModelError as err:  # a learnt policy fitted for another board size

@@ -70,6 +70,7 @@ class PlayerOptions:
     verbose: bool = True
     trees: int = 1  # root parallelisation: this many trees (seeds seed .. seed + T - 1) share the budget
     playout_device: str = "default"  # where the playouts run: search/device.PLAYOUT_DEVICES ("auto" at warm-up)
+    exact: bool = False  # spend exactly `simulations` a move: no early stop, no rounding up (studies)
 
 
 class Player:
@@ -181,7 +182,8 @@ class Player:
         if self.options.trees > 1:
             result = self._think_forest(simulations, seconds)
         else:
-            result = self._search_for(self.board).run(simulations=simulations, seconds=seconds)
+            result = self._search_for(self.board).run(simulations=simulations, seconds=seconds,
+                                                      stop_early=not self.options.exact, exact=self.options.exact)
         self.last = result
         if self.options.verbose:
             self._log(result)
@@ -200,7 +202,7 @@ class Player:
             for s in forest.searches:
                 s.advance(self.board)
         budget = -(-(simulations or 10**9) // t)  # each tree's share, rounded up
-        results = forest.run(budget, seconds=seconds)
+        results = forest.run(budget, seconds=seconds, stop_early=not self.options.exact, exact=self.options.exact)
         merged, owner = merge_roots(results, forest.searches)
         self.search = forest.searches[owner]
         return merged

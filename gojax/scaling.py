@@ -26,8 +26,8 @@ PUBLISHED = {"selfplay": ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711),
 
 
 def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
-    return (f"{shlex.quote(sys.executable)} -P -m gojax gtp --simulations {simulations} --seed {seed} --quiet "
-            f"{extra}").strip()
+    return (f"{shlex.quote(sys.executable)} -P -m gojax gtp --simulations {simulations} --exact-simulations"
+            f" --seed {seed} --quiet {extra}").strip()
 
 
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,

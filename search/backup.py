@@ -134,10 +134,11 @@ def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray, rank: np
         target[rows[i], :width] += values[i]
 
 
-def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first_moves: np.ndarray,
+def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.ndarray, first_moves: np.ndarray,
                  z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str,
                  score: np.ndarray | None = None, offsets: np.ndarray | None = None) -> np.ndarray:
-    """Back up K playouts of each of the leaves at once, removing their virtual loss.
+    """Back up K playouts of each of the leaves at once (k: K, or float32 [len(leaves)], the
+    playouts each leaf counts), removing their virtual loss.
 
     wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
     -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
@@ -180,10 +181,12 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
         return nodes if off is None else nodes + off[leaf]
 
     s = shift(s, li)
+    per_leaf = np.ndim(k) > 0
+    k_pair = np.asarray(k, np.float32)[li] if per_leaf else np.float32(k)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
     # The scalar as float32: with a Python float, np.add.at leaves its fast path.
-    np.add.at(tree.node_n, s, np.float32(k))
-    np.add.at(tree.sims, s, np.float32(k))
+    np.add.at(tree.node_n, s, k_pair)
+    np.add.at(tree.sims, s, k_pair)
     np.add.at(tree.wins, s, wins[li])
     if score is not None:
         np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
@@ -191,7 +194,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
         es, ea, el, ev = shift(edge_node, edge_leaf), edge_action, edge_leaf, edge_virtual
         white = tree.to_play[es] == 2
         np.add.at(tree.node_n, es, -ev)
-        _add(tree.n, es, ea, k - ev)
+        _add(tree.n, es, ea, (np.asarray(k, np.float32)[el] if per_leaf else k) - ev)
         _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
     if len(new_node):
         nn, nl = shift(new_node, new_leaf), new_leaf
@@ -215,7 +218,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int, wins: np.ndarray, first
     keep = legal[ci, cp]
     ci, cp = ci[keep], cp[keep]
     # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
-    count[ci, cp] += np.float32(k)
+    count[ci, cp] += k_pair[ci] if per_leaf else np.float32(k)
     won[ci, cp] += wins[li[ci]]
     rank, touched = _visits(s)
     _add_rows(tree.na, s, count, rank)

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from gojax.kernels.geometry import NO_MOVE
 from gojax.kernels.host import Board
 from gojax.search.backup import Leaf, apply_virtual_loss
 from gojax.search.device import Simulator, Submitted, bucket
@@ -57,12 +58,12 @@ class _Progress:
     """One `Forest.run`: each tree's budget and what it has done, and the clocks."""
     budgets: list  # int or None (time only) per tree
     deadline: float | None
-    stop_early: bool  # stop a tree once its most visited move cannot change
+    stop_early: list  # per tree: stop once its most visited move cannot change
     done: list  # simulations backed up, per tree
     own: list  # ownership summed over those playouts, per tree ([P])
     caps: list  # playouts stopped by the move cap, per tree
     active: list  # still searching, per tree
-    exact: bool = False  # a tree's last round backs up only the leaves its budget still needs
+    exact: list  # per tree: its last round backs up only the playouts its budget still needs
     host: float = 0.0  # seconds of descents and backups
     wait: float = 0.0  # seconds blocked on the device (the same-round verdicts' calls included)
 
@@ -73,7 +74,7 @@ class _Round:
     answers (search/device.Submitted: its leaf verdicts, if asked ahead, and its result)."""
     leaves: list
     call: Submitted
-    keep: list | None = None  # per tree, the leaves to back up (None: all; Forest.run's `exact`)
+    keep: list | None = None  # per tree, the playouts to back up (None: all; Forest.run's `exact`)
 
 
 class Forest:
@@ -132,14 +133,14 @@ class Forest:
     def size(self) -> int:
         return len(self.searches)
 
-    def run(self, simulations: int | list[int] | None, stop_early: bool = True,
-            seconds: float | None = None, exact: bool = False) -> list[SearchResult]:
+    def run(self, simulations: int | list[int] | None, stop_early: bool | list[bool] = True,
+            seconds: float | None = None, exact: bool | list[bool] = False) -> list[SearchResult]:
         """Search every tree for its budget of simulations (one for all, or one per tree; None:
-        until `seconds`), rounded up to whole rounds of L x K (with `exact`, to whole leaves of
-        K: the last round backs up only the leaves the budget still needs), or until `seconds`
-        have passed; returns each tree's result.  A tree with a budget of 0 is left alone, so a
-        caller can keep its seats while trees drop out; every other tree plays at least one
-        round."""
+        until `seconds`), rounded up to whole rounds of L x K (with `exact`, not rounded: the
+        last round backs up only the playouts the budget still needs), or until `seconds` have
+        passed; returns each tree's result.  `stop_early` and `exact`: one for all, or one per
+        tree.  A tree with a budget of 0 is left alone, so a caller can keep its seats while
+        trees drop out; every other tree plays at least one round."""
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
         g = self.size
@@ -148,9 +149,9 @@ class Forest:
         cpu_start = time.thread_time()  # the thread uses no CPU while it waits for the device
         simulators = list({id(s.simulator): s.simulator for s in self.searches}.values())
         now_start = sum(sim.verdicts_now_seconds for sim in simulators)
-        run = _Progress(budgets, None if seconds is None else t_start + seconds, stop_early, [0] * g,
+        run = _Progress(budgets, None if seconds is None else t_start + seconds, _per_tree(stop_early, g), [0] * g,
                         [np.zeros(s.size * s.size) for s in self.searches], [0] * g,
-                        [b is None or b > 0 for b in budgets], exact)
+                        [b is None or b > 0 for b in budgets], _per_tree(exact, g))
         pending = None
         # The cycle collector would walk every tree's boards again and again for garbage the
         # loop does not make (its lists and leaves are freed by reference counting), a large
@@ -189,7 +190,7 @@ class Forest:
         budget = run.budgets[t]
         return not ((budget is not None and launched >= budget)
                     or (run.deadline is not None and time.perf_counter() >= run.deadline)
-                    or (run.stop_early and budget is not None and s.decided(budget - launched))
+                    or (run.stop_early[t] and budget is not None and s.decided(budget - launched))
                     or s.root_board.game_over)
 
     def _launch(self, run: _Progress, pending: _Round | None) -> _Round | None:
@@ -219,7 +220,7 @@ class Forest:
                         leaves[t].append(leaf)
         round_ = None
         if any(ls is not None for ls in leaves):
-            round_ = _Round(leaves, self._submit(leaves), self._keep(run, pending, leaves) if run.exact else None)
+            round_ = _Round(leaves, self._submit(leaves), self._keep(run, pending, leaves) if any(run.exact) else None)
         run.host += time.perf_counter() - t0
         return round_
 
@@ -229,18 +230,17 @@ class Forest:
             return 0
         if pending.keep is None or pending.keep[t] is None:
             return self.params.batch
-        return pending.keep[t] * self.params.playouts_per_leaf
+        return pending.keep[t]
 
     def _keep(self, run: _Progress, pending: _Round | None, leaves: list) -> list:
-        """Per tree of a new round, how many of its leaves the budget still needs (None: all)."""
-        k = self.params.playouts_per_leaf
+        """Per tree of a new round, how many of its playouts the budget still needs (None: all)."""
         keep: list = [None] * self.size
         for t, ls in enumerate(leaves):
             budget = run.budgets[t]
-            if ls is not None and budget is not None:
+            if ls is not None and budget is not None and run.exact[t]:
                 left = budget - run.done[t] - self._in_flight(pending, t)
-                if left < len(ls) * k:
-                    keep[t] = max(1, -(-left // k))
+                if left < self.params.batch:
+                    keep[t] = max(1, left)
         return keep
 
     def _ready_wave(self, run: _Progress, leaves: list, start: int) -> None:
@@ -310,18 +310,51 @@ class Forest:
         result = round_.call.result.result()  # numpy: the fetch thread waited for the device
         run.wait += time.perf_counter() - t0
         t0 = time.perf_counter()
-        kept = round_.leaves
-        if round_.keep is not None:
-            kept = [ls if ls is None or n is None else self._drop(t, ls, n) for t, (ls, n) in
-                    enumerate(zip(round_.leaves, round_.keep))]
+        kept, playouts = round_.leaves, None
+        if round_.keep is not None and any(n is not None for n in round_.keep):
+            result, kept, playouts = self._trim(round_, result)
         for members, starts in self._rows(round_.leaves, self.params.leaves):
-            outs = back_up_trees([self.searches[t] for t in members], [kept[t] for t in members],
-                                 starts, result, ready=round_.call.verdicts is not None)
+            outs = back_up_trees([self.searches[t] for t in members], [kept[t] for t in members], starts, result,
+                                 ready=round_.call.verdicts is not None,
+                                 playouts=None if playouts is None else np.concatenate([playouts[t] for t in members]))
             for t, (o, c) in zip(members, outs):
                 run.own[t] += o
                 run.caps[t] += c
-                run.done[t] += len(kept[t]) * self.params.playouts_per_leaf
+                run.done[t] += self.params.batch if playouts is None else int(playouts[t].sum())
         run.host += time.perf_counter() - t0
+
+    def _trim(self, round_: _Round, result):
+        """A round whose trees back up fewer playouts than they played (Forest.run's `exact`):
+        each such tree keeps its first leaves, the last of them only its first r playouts (their
+        win, first move, score and cap counts; its AMAF tables, which sum all K, are left out,
+        and its ownership is the K playouts' mean).  Returns (the result with those rows
+        changed, the kept leaves per tree, the playouts per kept leaf per tree)."""
+        k = self.params.playouts_per_leaf
+        z, first, score, cap = (np.array(a) for a in (result.z, result.first_move, result.score, result.cap_hit))
+        wins, amaf_count, amaf_wins = (np.array(a) for a in (result.wins, result.amaf_count, result.amaf_wins))
+        kept, playouts = list(round_.leaves), {}
+        pos = {t: i for i, t in enumerate(t for t, ls in enumerate(round_.leaves) if ls is not None)}
+        for t, ls in enumerate(round_.leaves):
+            if ls is None:
+                continue
+            n = round_.keep[t]
+            if n is None:
+                playouts[t] = np.full(len(ls), k, np.float32)
+                continue
+            leaves, r = -(-n // k), n - (-(-n // k) - 1) * k
+            kept[t] = self._drop(t, ls, leaves)
+            playouts[t] = np.full(leaves, k, np.float32)
+            playouts[t][-1] = r
+            if r < k:
+                row = pos[t] * self.params.leaves + leaves - 1
+                first[row, r:] = NO_MOVE
+                score[row, r:] = 0.0
+                cap[row, r:] = False
+                wins[row] = z[row, :r].sum()
+                amaf_count[row] = 0.0
+                amaf_wins[row] = 0.0
+        return (result.replace(first_move=first, score=score, cap_hit=cap, wins=wins, amaf_count=amaf_count,
+                               amaf_wins=amaf_wins), kept, playouts)
 
     def _drop(self, t: int, leaves: list[Leaf], n: int) -> list[Leaf]:
         """The first n of tree t's leaves; the others' virtual loss taken off their paths (their
@@ -332,6 +365,11 @@ class Forest:
                 apply_virtual_loss(s.tree, leaf, leaf.virtual, sign=-1.0)
                 refresh_path(s.tree, leaf.nodes, leaf.actions, s.params, s.tree.jitter)
         return leaves[:n]
+
+
+def _per_tree(setting, g: int) -> list:
+    """One setting for all g trees, or one per tree, as a list of g."""
+    return list(setting) if isinstance(setting, (list, tuple)) else [setting] * g
 
 
 def merge_roots(results: list[SearchResult], searches: list[Search]) -> tuple[SearchResult, int]:

@@ -342,13 +342,14 @@ class Search:
 
 
 def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list[int],
-                  r: PlayoutResult, ready: bool = False) -> list[tuple[np.ndarray, int]]:
+                  r: PlayoutResult, ready: bool = False, playouts: np.ndarray | None = None) -> list[tuple[np.ndarray, int]]:
     """`Search.back_up` for several searches at once: searches[j]'s leaves are the result's rows
     starts[j] .. starts[j] + len(leaves[j]) - 1.  Several searches must share one TreeStack and
     one `batch_key` (their params differ at most in the seed): the new nodes' priors, the backup
     and the refresh of the touched rows are then one set of array operations over the stack.
     `ready`: the round's new nodes were given their legal moves and priors already (from its
-    verdicts ahead of the playouts: `ready_new_nodes`).
+    verdicts ahead of the playouts: `ready_new_nodes`).  `playouts`: float32 [leaves in all], the
+    playouts each leaf counts (None: K each; fewer: the result's rows hold only those).
     Every search has one leaf or more.  Returns (ownership summed over the playouts [P],
     playouts stopped by the move cap) per search."""
     store, offs = _store(searches)
@@ -359,20 +360,24 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     idx = _leaf_rows(leaves, starts)
     counts = np.array([len(ls) for ls in leaves])
     offsets = np.repeat(offs, counts)  # each leaf's tree into the stack
+    if playouts is not None:
+        k = np.asarray(playouts, np.float32)
+    weight = k[:, None] if playouts is not None else k  # ownership is each leaf's mean over its playouts
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
                            r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
     refresh(store, touched, params, store.jitter_of(touched))
     cuts = np.cumsum(counts) - counts  # each search's first row of idx: one reduction for all
-    own = np.add.reduceat(r.ownership[idx] * k, cuts, axis=0)
+    own = np.add.reduceat(r.ownership[idx] * weight, cuts, axis=0)
     caps = np.add.reduceat(r.cap_hit[idx].sum(axis=1), cuts).tolist()
     for j, search in enumerate(searches):
         if search.move_ownership is not None:  # by each leaf's root action (none: the root is the leaf)
-            first = np.fromiter((leaf.actions[0] if leaf.actions else -1 for leaf in leaves[j]), np.int64,
-                                len(leaves[j]))
+            action = np.fromiter((leaf.actions[0] if leaf.actions else -1 for leaf in leaves[j]), np.int64,
+                                 len(leaves[j]))
             rows = idx[cuts[j]: cuts[j] + counts[j]]
-            through = first >= 0
-            np.add.at(search.move_ownership, first[through], r.ownership[rows[through]] * k)
-            np.add.at(search.move_playouts, first[through], k)
+            through = action >= 0
+            ks = np.broadcast_to(np.asarray(k, np.float64), counts.sum())[cuts[j]: cuts[j] + counts[j]][through]
+            np.add.at(search.move_ownership, action[through], r.ownership[rows[through]] * ks[:, None])
+            np.add.at(search.move_playouts, action[through], ks)
     return list(zip(own, caps))
 
 

@@ -141,16 +141,16 @@ def test_avoid_moves_and_allow_moves_limit_the_root():
 
 
 def test_moves_ownership_and_exact_visits():
-    # L4 x K4 = 16 playouts a round: 20 and 36 are met exactly (whole leaves), not rounded to 32 and 48.
-    replies, _ = ask({"id": "own", **POSITION, "maxVisits": 20, "includeOwnership": True,
+    # L4 x K4 = 16 playouts a round: 21 and 37 are met exactly, not rounded up to 32 and 48.
+    replies, _ = ask({"id": "own", **POSITION, "maxVisits": 21, "includeOwnership": True,
                       "includeMovesOwnership": True},
-                     {"id": "more", **POSITION, "maxVisits": 36, "reportDuringSearchEvery": 60})
+                     {"id": "more", **POSITION, "maxVisits": 37, "reportDuringSearchEvery": 60})
     by_id = {r["id"]: r for r in replies}
     infos = by_id["own"]["moveInfos"]
-    assert by_id["own"]["rootInfo"]["visits"] == 20 and by_id["more"]["rootInfo"]["visits"] == 36
+    assert by_id["own"]["rootInfo"]["visits"] == 21 and by_id["more"]["rootInfo"]["visits"] == 37
     assert all(len(m["ownership"]) == 49 and all(-1 <= o <= 1 for o in m["ownership"]) for m in infos)
     # The root's ownership is the visit-weighted mean of the moves' (every playout goes through one).
-    mean = [sum(m["visits"] * m["ownership"][i] for m in infos) / 20 for i in range(49)]
+    mean = [sum(m["visits"] * m["ownership"][i] for m in infos) / 21 for i in range(49)]
     assert mean == pytest.approx(by_id["own"]["ownership"], abs=1e-4)
     assert "ownership" not in by_id["more"]["moveInfos"][0]
 

@@ -334,3 +334,26 @@ def test_same_round_verdicts_count_as_device_wait_not_host_work(monkeypatch):
     assert t["device_wait_seconds"] >= waited
     assert t["host_seconds"] + t["device_wait_seconds"] <= t["seconds"] + 1e-6
     assert t["host_seconds"] < t["seconds"] - waited + 1e-6
+
+
+@pytest.mark.parametrize("budgets", [[25, 32], [3, 1], [37, 16]])
+def test_exact_budgets_are_spent_to_the_playout(budgets):
+    # L4 x K4 = 16 playouts a round; without `exact` 25 would round up to 32.
+    params = SearchParams(leaves=4, playouts_per_leaf=4)
+    board = Board(9, 7.5)
+    forest = Forest([board, board], params)
+    results = forest.run(budgets, stop_early=False, exact=True)
+    for search, r, budget in zip(forest.searches, results, budgets):
+        tree = search.tree
+        assert r.simulations == budget == tree.sims[search.root] == sum(m.visits for m in r.moves)
+        assert tree.na.min() >= 0 and (tree.n >= 0).all()  # the dropped leaves' virtual loss is gone
+    rounded = Forest([board], params).run(25, stop_early=False)
+    assert rounded[0].simulations == 32
+
+
+def test_a_player_with_exact_simulations_spends_them_all():
+    from gojax.player import Player, PlayerOptions
+    params = SearchParams(leaves=4, playouts_per_leaf=4)
+    for trees in (1, 2):
+        player = Player(7, 7.5, params, PlayerOptions(simulations=38, exact=True, verbose=False, trees=trees))
+        assert player.think(BLACK).simulations == 38

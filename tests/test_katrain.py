@@ -40,7 +40,7 @@ def katrain(tmp_path, monkeypatch):
     kt = KaTrainBase(force_package_config=True, debug_level=0)
     errors = []
     kt.log = lambda message, level=0: errors.append(message) if level == OUTPUT_ERROR else None
-    config = dict(kt.config("engine"), katago=_gojax_katago(), max_visits=48, fast_visits=16)
+    config = dict(kt.config("engine"), katago=_gojax_katago(), max_visits=25, fast_visits=16)
     engine = katrain_engine.KataGoEngine(kt, config)
     yield kt, engine, errors
     engine.shutdown(finish=False)
@@ -54,7 +54,7 @@ def test_katrain_analyses_finds_alternatives_and_plays_simple_ownership(katrain)
     _wait(engine)
     nodes = game.root.nodes_in_tree
     assert len(nodes) == 4 and all(n.analysis_complete for n in nodes)
-    assert [n.analysis["root"]["visits"] for n in nodes] == [48] * 4  # maxVisits met exactly
+    assert [n.analysis["root"]["visits"] for n in nodes] == [25] * 4  # maxVisits met exactly (K = 4 playouts a leaf)
     # Find alternatives: KaTrain avoids the moves it has (untilDepth 1); the answer has none of them.
     game.redo(3)
     node = game.current_node
