@@ -36,16 +36,20 @@ from gojax.kernels.host import Board, IllegalMove
 from gojax.match import (
     EngineFailure,
     MatchConfig,
+    check_resume,
     counted,
     failure_message,
     finish_game,
     load_opening,
     load_results,
+    make_folder,
     opening_for,
     referee_score,
+    remove_if_empty,
     seeded,
     start_engine,
     summarize,
+    write_card,
 )
 from gojax.player import RESIGN, Player, PlayerOptions
 from gojax.runtime import start_worker
@@ -213,9 +217,10 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
     to results.jsonl when its last game ends."""
     for opening in cfg.openings:  # fail before the first game, not in the middle of the run
         load_opening(opening, cfg.size, cfg.opening_moves)
-    os.makedirs(os.path.join(cfg.out, "games"), exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
+    check_resume(cfg, done)
+    made = make_folder(os.path.join(cfg.out, "games"))[1:]  # games/ itself goes with its folder
     finished = {r["game"] for r in done}
     todo = [i for i in range(cfg.games) if i not in finished]
     if done:
@@ -231,11 +236,18 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
             records = pool.imap_unordered(play, groups)
         else:
             records = map(play, groups)
-        for group in records:
-            with open(path, "a") as f:
-                f.writelines(json.dumps(rec) + "\n" for rec in group)
-            done.extend(group)
-            bar.update(len(group))
+        try:
+            for group in records:
+                if cfg.force or not os.path.exists(os.path.join(cfg.out, "match.json")):
+                    write_card(cfg)
+                with open(path, "a") as f:
+                    f.writelines(json.dumps(rec) + "\n" for rec in group)
+                done.extend(group)
+                bar.update(len(group))
+        except BaseException:
+            if not done:  # a run that saved nothing leaves no folder behind
+                remove_if_empty(made)
+            raise
     bar.close()
     return summarize([r for r in done if r["game"] < cfg.games], a.name, b.name)
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -49,16 +50,26 @@ def board_size(text: str) -> int:
     return value
 
 
-def writable_folder(command: str, flag: str, path: str) -> None:
-    """Create the folder if needed and prove it takes a file, or exit with why not."""
+def writable_folder(command: str, flag: str, path: str, keep: bool = True) -> None:
+    """Prove the folder takes a file, making it and its missing parents (with `keep` False, for
+    the proof only: a run that makes it itself and fails leaves nothing behind), or exit with
+    why not."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise SystemExit(f"gojax {command}: {flag} {path} is a file, not a folder")
+    missing, parent = [], os.path.abspath(path)
+    while not os.path.exists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".gojax-write-check-"):
             pass
     except OSError as err:
         raise SystemExit(f"gojax {command}: cannot write to {flag} {path}: {err.strerror or err}") from None
+    finally:
+        for folder in [] if keep else missing:  # deepest first
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
 
 def writable_file(command: str, flag: str, path: str) -> None:
@@ -316,6 +327,9 @@ def _add_match(sub):
                    help="play only the first N moves of each opening (default all)")
     p.add_argument("--name-black", default=None)
     p.add_argument("--name-white", default=None)
+    p.add_argument("--force", action="store_true",
+                   help="resume into an --out whose games were played with other settings (engines, board), mixing"
+                        " them; without it such a resume is refused and names what changed")
     p.add_argument("--json", action="store_true", help="end stdout with the summary as one JSON line")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_match)
@@ -348,17 +362,19 @@ def _run_match(args) -> int:
         OpeningError,
         ResumeError,
         format_summary,
+        json_safe,
         opening_files,
         run_match,
     )
-    writable_folder("match", "--out", args.out)
+    writable_folder("match", "--out", args.out, keep=False)
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)
     if a == b:
         a, b = a + "-A", b + "-B"
     cfg = MatchConfig(engine_a=args.black, engine_b=args.white, games=args.games, size=args.size, komi=args.komi,
                       alternate=args.alternate, out=args.out, referee=args.referee, move_timeout=args.move_timeout,
-                      max_moves=args.max_moves, name_a=a, name_b=b, vary_seeds=not args.same_seeds)
+                      max_moves=args.max_moves, name_a=a, name_b=b, vary_seeds=not args.same_seeds,
+                      force=args.force)
     try:
         cfg.openings = opening_files(args.openings)
         cfg.opening_moves = args.opening_moves
@@ -373,7 +389,7 @@ def _run_match(args) -> int:
         return 130
     print(format_summary(summary, a, b))
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(json_safe(summary), allow_nan=False))
     return 0
 
 
@@ -396,26 +412,32 @@ def _add_scaling(sub):
     p.add_argument("--parallel-games", type=positive_int, default=None, metavar="G",
                    help="play each match's games G at once in one process, gojax's searches in one device call "
                         "per round, GNU Go in its own processes (gojax/arena.py)")
+    p.add_argument("--force", action="store_true",
+                   help="resume into matches played with other settings, mixing them (see gojax match --force)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 
 
 def _run_scaling(args) -> int:
-    from gojax.match import EngineFailure, ResumeError
+    from gojax.match import SMALL_SAMPLE, EngineFailure, ResumeError, remove_if_empty
     from gojax.scaling import run_scaling
-    writable_folder("scaling", "--out", args.out)
+    writable_folder("scaling", "--out", args.out, keep=False)
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
+    made = [os.path.abspath(args.out)] if not os.path.exists(args.out) else []
     try:
         rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
-                           extra, progress=not args.no_progress, jobs=args.jobs, parallel_games=args.parallel_games or 0)
+                           extra, progress=not args.no_progress, jobs=args.jobs, parallel_games=args.parallel_games or 0,
+                           force=args.force)
     except (EngineFailure, ResumeError, ValueError) as err:
+        remove_if_empty(made)
         print(f"gojax scaling: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # finished games are saved; the match runner said where
         return 130
     for r in rows:
-        print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} +- {r['stderr']:.3f},"
-              f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")
+        print(f"N={r['n']}: {r['wins']:g}/{r['games']} = {r['win_rate']:.3f} [{r['win_lo']:.3f}, {r['win_hi']:.3f}],"
+              f" Elo {r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]"
+              + (" (too few games for a figure)" if r["games"] < SMALL_SAMPLE else ""))
     print(f"wrote {args.out}/scaling.csv and scaling.png")
     return 0
 

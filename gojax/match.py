@@ -54,6 +54,7 @@ class MatchConfig:
     vary_seeds: bool = True  # a different seed every game (else deterministic engines repeat games)
     openings: tuple[str, ...] = ()  # SGF files; game i starts from opening (i // 2 if alternate else i) % len
     opening_moves: int | None = None  # play only the first N moves of each opening (None: all)
+    force: bool = False  # add games to an OUT played with other settings (RESUME_KEYS)
 
 
 class OpeningError(ValueError):
@@ -65,7 +66,67 @@ class EngineFailure(RuntimeError):
 
 
 class ResumeError(ValueError):
-    """OUT/results.jsonl holds games between other engines than this run's (by name)."""
+    """OUT holds games played with other settings than this run's (engines, names, board)."""
+
+
+# The settings that make two runs' games one sample: a run resuming into OUT must match them
+# (OUT/match.json keeps them from the first game on).
+RESUME_KEYS = ("engine_a", "engine_b", "name_a", "name_b", "size", "komi", "alternate", "vary_seeds",
+               "openings", "opening_moves", "max_moves", "referee")
+
+
+def match_card(cfg: MatchConfig) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in
+            ((k, getattr(cfg, k)) for k in RESUME_KEYS)}
+
+
+def check_resume(cfg: MatchConfig, done: list[dict]) -> None:
+    """ResumeError when OUT's games were played with other settings (OUT/match.json; before it
+    existed, by the engines' names), unless cfg.force."""
+    path = os.path.join(cfg.out, "results.jsonl")
+    theirs = {r[c] for r in done for c in ("black", "white")}
+    if theirs - {cfg.name_a, cfg.name_b}:
+        raise ResumeError(f"{path} holds games between {' and '.join(sorted(theirs))}, but this run's engines are "
+                          f"named {cfg.name_a} and {cfg.name_b}: resume with those names (gojax match --name-black "
+                          "--name-white) or choose another --out")
+    card_path = os.path.join(cfg.out, "match.json")
+    if cfg.force or not done or not os.path.exists(card_path):
+        return
+    with open(card_path) as f:
+        old = json.load(f)
+    new = match_card(cfg)
+    changed = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in RESUME_KEYS if old.get(k) != new[k]]
+    if changed:
+        raise ResumeError(f"{cfg.out} holds {len(done)} games played with other settings ({'; '.join(changed)}):"
+                          " choose another --out, or add --force to mix them")
+
+
+def write_card(cfg: MatchConfig) -> None:
+    """OUT/match.json: this run's settings, which a later run resuming into OUT must match."""
+    with open(os.path.join(cfg.out, "match.json"), "w") as f:
+        json.dump(match_card(cfg), f, indent=1)
+        f.write("\n")
+
+
+def make_folder(path: str) -> list[str]:
+    """os.makedirs(path); returns the folders it made, deepest first (for `remove_if_empty`)."""
+    made, folder = [], os.path.abspath(path)
+    while not os.path.exists(folder):
+        made.append(folder)
+        folder = os.path.dirname(folder)
+    os.makedirs(path, exist_ok=True)
+    return made
+
+
+def remove_if_empty(folders: list[str]) -> None:
+    """Remove the `folders` a run made (and an empty games/ in each), deepest first, where the
+    run saved nothing."""
+    for folder in folders:
+        for path in (os.path.join(folder, "games"), folder):
+            try:
+                os.rmdir(path)
+            except OSError:  # not empty, or not there
+                pass
 
 
 def opening_files(paths: list[str]) -> tuple[str, ...]:
@@ -391,9 +452,33 @@ def is_forfeit(record: dict) -> bool:
     return "forfeit" in reason or "failed to start" in reason
 
 
+SMALL_SAMPLE = 30  # fewer games than this: the summary says the figure is rough
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate: honest at small n and at 0 or n wins, where
+    the normal interval (p +- 1.96 standard errors) shrinks to a point."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p, z2 = wins / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo(p: float) -> float:
+    """The Elo difference of a win rate p (+-inf at 1 and 0)."""
+    if math.isnan(p):
+        return p
+    if p <= 0 or p >= 1:
+        return math.copysign(math.inf, p - 0.5)
+    return -400 * math.log10(1 / p - 1)
+
+
 def summarize(records: list[dict], a: str, b: str) -> dict:
-    """Wins, win rate, standard error and Elo of engine `a` over the games decided on the board
-    (resignation or count); forfeits are counted apart, per engine that forfeited."""
+    """Wins, win rate (standard error and 95% Wilson interval) and Elo of engine `a` over the
+    games decided on the board (resignation or count); forfeits are counted apart, per engine
+    that forfeited."""
     forfeits = {name: 0 for name in (a, b)}
     for r in records:
         if is_forfeit(r) and r.get("winner") in forfeits:
@@ -403,11 +488,7 @@ def summarize(records: list[dict], a: str, b: str) -> dict:
     wins_a = sum(r["winner"] == a for r in records) + 0.5 * sum(r["winner"] is None for r in records)
     p = wins_a / n if n else float("nan")
     se = math.sqrt(p * (1 - p) / n) if n else float("nan")
-
-    def elo(x):
-        x = min(max(x, 1e-3), 1 - 1e-3)
-        return -400 * math.log10(1 / x - 1)
-
+    lo, hi = wilson(wins_a, n)
     per_colour = {}
     for name in (a, b):
         for col in ("black", "white"):
@@ -418,19 +499,33 @@ def summarize(records: list[dict], a: str, b: str) -> dict:
         vals = [r["sec_per_move"][name] for r in records if name in r.get("sec_per_move", {})]
         times[name] = sum(vals) / len(vals) if vals else float("nan")
     return {"games": n, "wins": {a: wins_a, b: n - wins_a}, "win_rate": p, "stderr": se,
-            "elo": elo(p) if n else float("nan"),
-            "elo_95": (elo(p - 1.96 * se), elo(p + 1.96 * se)) if n else (float("nan"),) * 2,
+            "win_rate_95": (lo, hi), "elo": elo(p), "elo_95": (elo(lo), elo(hi)),
             "per_colour": per_colour, "sec_per_move": times, "forfeits": forfeits}
 
 
+def json_safe(obj):
+    """`obj` with every NaN or infinite float as None: strict JSON (an unbounded Elo is null)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def format_summary(s: dict, a: str, b: str) -> str:
-    lo, hi = s["elo_95"]
+    lo, hi = s["win_rate_95"]
+    elo_lo, elo_hi = s["elo_95"]
     lines = [f"{s['games']} games decided on the board: {a} {s['wins'][a]:g} - {s['wins'][b]:g} {b}",
-             f"  {a} win rate {s['win_rate']:.3f} +- {s['stderr']:.3f} (standard error)",
-             f"  Elo difference {s['elo']:+.0f} (95% interval {lo:+.0f} .. {hi:+.0f})",
-             "  " + ", ".join(f"{k}: {w}/{n}" for k, (w, n) in s["per_colour"].items()),
-             "  mean seconds per move: " + ", ".join(f"{k} {v:.2f}" for k, v in s["sec_per_move"].items()),
-             "  forfeits (not counted above): " + ", ".join(f"{k} {v}" for k, v in s["forfeits"].items())]
+             f"  {a} win rate {s['win_rate']:.3f}, 95% interval {lo:.3f} .. {hi:.3f} (Wilson)",
+             f"  Elo difference {s['elo']:+.0f} (95% interval {elo_lo:+.0f} .. {elo_hi:+.0f})"]
+    if s["games"] < SMALL_SAMPLE:
+        lines.append(f"  {s['games']} games are too few for a figure: the interval is wide (100 games narrow a"
+                     " win rate near 50% to about +- 0.10)")
+    lines += ["  " + ", ".join(f"{k}: {w}/{n}" for k, (w, n) in s["per_colour"].items()),
+              "  mean seconds per move: " + ", ".join(f"{k} {v:.2f}" for k, v in s["sec_per_move"].items()),
+              "  forfeits (not counted above): " + ", ".join(f"{k} {v}" for k, v in s["forfeits"].items())]
     return "\n".join(lines)
 
 
@@ -438,14 +533,10 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
     """Play the games not yet in OUT/results.jsonl (`jobs` at a time) and summarise them all."""
     for opening in cfg.openings:  # fail before the first game, not in the middle of the run
         load_opening(opening, cfg.size, cfg.opening_moves)
-    os.makedirs(cfg.out, exist_ok=True)
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
-    theirs = {r[c] for r in done for c in ("black", "white")}
-    if theirs - {cfg.name_a, cfg.name_b}:
-        raise ResumeError(f"{path} holds games between {' and '.join(sorted(theirs))}, but this run's engines are "
-                          f"named {cfg.name_a} and {cfg.name_b}: resume with those names (gojax match --name-black "
-                          "--name-white) or choose another --out")
+    check_resume(cfg, done)
+    made = make_folder(cfg.out)
     if os.path.exists(path):
         # Drop a line cut short by a kill, so that new records start on a line of their own.
         with open(path + ".tmp", "w") as f:
@@ -460,6 +551,8 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
     todo = [i for i in range(cfg.games) if i not in finished]
 
     def record(rec):
+        if cfg.force or not os.path.exists(os.path.join(cfg.out, "match.json")):
+            write_card(cfg)
         with open(path, "a") as f:
             f.write(json.dumps(rec) + "\n")
             f.flush()
@@ -469,30 +562,35 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
         bar.set_postfix_str(f"{cfg.name_a} {s['wins'][cfg.name_a]:g}-{s['wins'][cfg.name_b]:g}")
         bar.update(1)
 
-    if jobs <= 1:
-        try:
-            for i in todo:
-                record(play_game(cfg, i, log))
-        except KeyboardInterrupt:  # the game in flight is lost; every finished one is saved
-            print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
-            raise
-    else:  # games wait on engine processes, so threads are enough to run them side by side
-        from concurrent.futures import ThreadPoolExecutor, as_completed
-        stop = Stop()
-        pool = ThreadPoolExecutor(jobs)
-        try:
-            for fut in as_completed([pool.submit(play_game, cfg, i, log, stop) for i in todo]):
-                record(fut.result())
-        except EngineFailure:
-            stop.fire()  # the other games in flight are abandoned; finished ones are saved
-            raise
-        except KeyboardInterrupt:
-            # Stop at once: the engines and referees in flight are killed and their games
-            # abandoned (nothing half-done is written); finished games are all in results.jsonl.
-            stop.fire()
-            print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+    try:
+        if jobs <= 1:
+            try:
+                for i in todo:
+                    record(play_game(cfg, i, log))
+            except KeyboardInterrupt:  # the game in flight is lost; every finished one is saved
+                print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
+                raise
+        else:  # games wait on engine processes, so threads are enough to run them side by side
+            from concurrent.futures import ThreadPoolExecutor, as_completed
+            stop = Stop()
+            pool = ThreadPoolExecutor(jobs)
+            try:
+                for fut in as_completed([pool.submit(play_game, cfg, i, log, stop) for i in todo]):
+                    record(fut.result())
+            except EngineFailure:
+                stop.fire()  # the other games in flight are abandoned; finished ones are saved
+                raise
+            except KeyboardInterrupt:
+                # Stop at once: the engines and referees in flight are killed and their games
+                # abandoned (nothing half-done is written); finished games are all in results.jsonl.
+                stop.fire()
+                print(f"[match] interrupted: {len(done)} games in {path}; the same command resumes", file=log)
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        if not done:  # a run that saved nothing leaves no folder behind
+            remove_if_empty(made)
+        raise
     bar.close()
     return summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)

@@ -17,12 +17,15 @@ import sys
 
 from gojax.match import MatchConfig, run_match
 
-FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "elo", "elo_lo", "elo_hi"]
+FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "win_lo", "win_hi", "elo", "elo_lo", "elo_hi"]
 
 # Published 9x9 points drawn beside ours: (N, win rate).  selfplay: 2N vs N, MoGo, seed 004
 # Table 1; gnugo: MoGo against GNU Go 3.7.10 level 10, hand-selected schedule, seed 000 Table 1.
 PUBLISHED = {"selfplay": ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711), (4000, 0.687), (16000, 0.665)]),
              "gnugo": ("MoGo vs GNU Go 3.7.10 (Gelly & Silver 2011, Table 1)", [(3000, 0.69), (10000, 0.82)])}
+
+
+ELO_DRAWN = 800  # where the plot draws an infinite Elo
 
 
 def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
@@ -33,7 +36,7 @@ def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
                 gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
                 move_timeout: float = 300.0, progress: bool = True, jobs: int = 1,
-                parallel_games: int = 0) -> list[dict]:
+                parallel_games: int = 0, force: bool = False) -> list[dict]:
     """One match per N (resumable).  `parallel_games` > 0: each match is played by the batched
     arena (gojax/arena.py), that many games at once in each of `jobs` processes (GNU Go in its own
     processes); else `jobs` games at once through GTP processes."""
@@ -50,7 +53,7 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
         cfg = MatchConfig(engine_a=a, engine_b=b, games=games, size=size, komi=komi, alternate=True,
                           out=os.path.join(out, folder), gnugo=gnugo.split(" --level")[0] + " --chinese-rules"
                           if "--level" in gnugo else gnugo, move_timeout=move_timeout,
-                          name_a=name_a, name_b=name_b)
+                          name_a=name_a, name_b=name_b, force=force)
         if parallel_games:
             from gojax.arena import engine_from_command, run_arena
             s = run_arena(engine_from_command(name_a, a), engine_from_command(name_b, b), cfg, parallel=parallel_games,
@@ -58,8 +61,10 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
         else:
             s = run_match(cfg, progress=progress, jobs=jobs)
         lo, hi = s["elo_95"]
+        win_lo, win_hi = s["win_rate_95"]
         rows.append({"study": study, "n": n, "games": s["games"], "wins": s["wins"][name_a],
-                     "win_rate": s["win_rate"], "stderr": s["stderr"], "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
+                     "win_rate": s["win_rate"], "stderr": s["stderr"], "win_lo": win_lo, "win_hi": win_hi,
+                     "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
         write_outputs(rows, out, size)
     return rows
 
@@ -75,16 +80,17 @@ def write_outputs(rows: list[dict], out: str, size: int = 9) -> None:
 
 
 def plot(rows: list[dict], path: str, size: int = 9) -> None:
-    """Win rate against N (with standard errors) and Elo against log2 N; on 9x9 the published
-    MoGo points (PUBLISHED) are drawn beside gojax's."""
+    """Win rate against N and Elo against log2 N, with 95% Wilson intervals (an infinite Elo, all
+    games won or lost, is drawn at +-ELO_DRAWN); on 9x9 the published MoGo points (PUBLISHED)
+    are drawn beside gojax's."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     study = rows[0]["study"] if rows else ""
     ns = [r["n"] for r in rows]
-    ax1.errorbar(ns, [r["win_rate"] for r in rows], yerr=[r["stderr"] for r in rows], fmt="o-", capsize=3,
-                 label="gojax")
+    ax1.errorbar(ns, [r["win_rate"] for r in rows], fmt="o-", capsize=3, label="gojax",
+                 yerr=[[r["win_rate"] - r["win_lo"] for r in rows], [r["win_hi"] - r["win_rate"] for r in rows]])
     if size == 9 and study in PUBLISHED:
         label, points = PUBLISHED[study]
         ax1.plot([n for n, _ in points], [w for _, w in points], "s--", color="grey", label=label)
@@ -95,12 +101,13 @@ def plot(rows: list[dict], path: str, size: int = 9) -> None:
     ax1.axhline(0.5, color="grey", lw=0.8)
     ax1.set(xscale="log", xlabel="N (simulations per move)", ylim=(0, 1),
             ylabel="win rate of 2N vs N" if study == "selfplay" else "gojax win rate vs GNU Go",
-            title=f"{study}: win rate (+- standard error)")
+            title=f"{study}: win rate (95% interval)")
     # Label the measured N themselves: a log axis's default minor labels (3x10^2 ...) collide.
     ax1.set_xticks(ticks, [f"{n:,}" for n in ticks])
     ax1.minorticks_off()
-    ax2.errorbar([math.log2(n) for n in ns], [r["elo"] for r in rows],
-                 yerr=[[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]],
+    drawn = [{k: max(-ELO_DRAWN, min(ELO_DRAWN, r[k])) for k in ("elo", "elo_lo", "elo_hi")} for r in rows]
+    ax2.errorbar([math.log2(n) for n in ns], [d["elo"] for d in drawn],
+                 yerr=[[d["elo"] - d["elo_lo"] for d in drawn], [d["elo_hi"] - d["elo"] for d in drawn]],
                  fmt="s-", capsize=3)
     ax2.set(xlabel="log2 N", ylabel="Elo (95% interval)", title=f"{study}: Elo vs log2 N")
     fig.tight_layout()

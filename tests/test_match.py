@@ -3,6 +3,7 @@ and forfeits by engines that crash, hang or play illegal moves."""
 
 import dataclasses
 import json
+import math
 import pathlib
 import sys
 
@@ -13,12 +14,14 @@ from gojax.match import (
     MatchConfig,
     ResumeError,
     format_summary,
+    json_safe,
     load_results,
     play_game,
     run_match,
     safe_path,
     start_engine,
     summarize,
+    wilson,
 )
 from tests.helpers import gnugo_path
 
@@ -56,6 +59,13 @@ def test_a_killed_run_resumes_without_losing_games(tmp_path):
     with pytest.raises(ResumeError, match="g1 and g2"):  # resuming another pairing's folder
         run_match(renamed, progress=False)
     assert load_results(str(path)) == records  # refused before touching the results
+    # The same names with another engine behind one of them: refused, naming the change, unless --force.
+    stronger = dataclasses.replace(cfg, games=4, engine_b=gnugo(3))
+    with pytest.raises(ResumeError, match="engine_b: .*level 2.* -> .*level 3"):
+        run_match(stronger, progress=False)
+    assert load_results(str(path)) == records
+    assert run_match(dataclasses.replace(stronger, force=True), progress=False)["games"] == 4
+    assert json.loads((tmp_path / "match.json").read_text())["engine_b"] == gnugo(3)
 
 
 @pytest.mark.parametrize("mode, words", [("illegal", "illegal move"), ("crash", "forfeits"), ("hang", "forfeits")])
@@ -83,9 +93,10 @@ def test_an_engine_that_dies_before_its_first_move_stops_the_match_with_its_erro
 def test_a_mistyped_engine_exits_non_zero_with_one_line(tmp_path, capsys):
     from gojax.cli import main
     code = main(["match", "--black", gnugo(), "--white", "gnugoo --mode gtp", "--games", "2", "--size", "5",
-                 "--out", str(tmp_path / "m"), "--no-progress"])
+                 "--out", str(tmp_path / "m" / "n"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "cannot start 'gnugoo --mode gtp" in err and "No such file" in err and "Elo" not in capsys.readouterr().out
+    assert not (tmp_path / "m").exists()  # a run that saved nothing leaves no folder behind
 
 
 def test_a_gojax_folder_in_the_working_directory_cannot_shadow_the_engine(tmp_path, monkeypatch):
@@ -106,6 +117,18 @@ def test_summary_statistics():
     s = summarize(recs, "a", "b")
     assert s["win_rate"] == 0.75 and s["wins"] == {"a": 3, "b": 1}
     assert s["elo"] == pytest.approx(190.8, abs=0.5) and s["elo_95"][0] < s["elo"] < s["elo_95"][1]
+
+
+def test_two_games_won_give_a_wide_interval_not_a_point():
+    recs = [{"game": i, "black": "ab"[i % 2], "white": "ba"[i % 2], "winner": "a", "reason": "score"} for i in (0, 1)]
+    s = summarize(recs, "a", "b")
+    lo, hi = s["win_rate_95"]
+    assert s["win_rate"] == 1.0 and hi == 1.0 and lo == pytest.approx(0.342, abs=1e-3)  # Wilson's 95% interval
+    assert s["elo"] == math.inf and s["elo_95"][0] == pytest.approx(-113, abs=1)
+    text = format_summary(s, "a", "b")
+    assert "95% interval 0.342 .. 1.000" in text and "too few for a figure" in text and "+- 0.000" not in text
+    assert json_safe(s)["elo"] is None  # strict JSON: an unbounded Elo is null
+    assert wilson(50, 100) == pytest.approx((0.404, 0.596), abs=1e-3)
 
 
 def test_engines_are_named_after_their_program_or_python_module():
