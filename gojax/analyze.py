@@ -102,7 +102,7 @@ def _search_rows(pending, simulations, params, trees, playouts, policy) -> list[
             top = [{"move": g.to_gtp(m.move), "visits": m.visits,
                     "value": None if math.isnan(m.q) else round(m.q, 6)} for m in r.moves[:TOP_MOVES] if m.visits]
             rows[idx] = json.dumps({
-                "file": path, "move": move, "to_play": "B" if black else "W",
+                "file": path, "move": move, "to_play": "B" if black else "W", "win_rate_for": "B",
                 "win_rate": round(float(e["win_rate"][0]), 6), "stderr": round(float(e["stderr"][0]), 6),
                 "score_mean": round(float(e["score_mean"][0]), 4),
                 "ownership": [round(float(x), 3) for x in e["ownership"][0]],

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -164,16 +165,19 @@ def search_params(args, **overrides):
     fields.update(overrides)
     try:
         params = SearchParams(**fields)
-    except ValueError as err:
-        raise SystemExit(f"gojax: {err}") from None
+    except ValueError as err:  # named as the user typed it: resign_threshold -> --resign-threshold
+        message = re.sub(r"^(\w+) must", lambda m: f"--{m[1].replace('_', '-')} must", str(err))
+        raise SystemExit(f"gojax: {message}") from None
     if params.prior in ("shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
         from gojax.search import shape
         try:
             shape.load_model(params.shape_model)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        except (OSError, KeyError, zipfile.BadZipFile) as err:
             raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
+        except ValueError as err:  # it names the file
+            raise SystemExit(f"gojax: --shape-model {err}") from None
     try:  # the playouts' own checks (a learnt policy's model file) before anything starts
         params.playout_config()
     except ValueError as err:
@@ -585,6 +589,9 @@ def _run_learn_prior(args) -> int:
 
     from gojax import learn
     from gojax.search import shape
+    for folder in args.folders:
+        if not os.path.isdir(folder):
+            raise SystemExit(f"gojax learn-prior: {folder}: no such folder (give folders of match results)")
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
     try:
@@ -703,6 +710,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_learn_prior(sub)
     _add_learn_policy(sub)
     _add_balance_policy(sub)
+    parser.subcommands = sub.choices  # name -> its parser, for errors in a subcommand's own usage
     return parser
 
 
@@ -712,7 +720,10 @@ CACHED_COMMANDS = ("gtp", "evaluate", "analysis", "analyze")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # shown with the subcommand's usage, not the top level's list of subcommands
+        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     from gojax.runtime import configure_process, share_gpu_memory
     threads, boards = getattr(args, "cpu_threads", None), None
     if threads is not None and threads < 0:

@@ -176,7 +176,7 @@ def run_evaluate(paths: list[str], out: str, playouts: int = 1024, seed: int = 0
     written, index, pending = 0, 0, []
     with open(out if writer else os.devnull, "a") as f:
         if csv_mode and skip == 0:
-            f.write("file,move,to_play,win_rate,stderr,score_mean,ownership\n")
+            f.write("file,move,to_play,win_rate,stderr,score_mean,ownership,win_rate_for\n")
         for item in sgf_positions(paths, log):
             if index < skip:
                 index += 1
@@ -217,9 +217,10 @@ def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move) -
         color = "B" if board.to_play == BLACK else "W"
         if csv_mode:
             f.write(f"{json.dumps(path)},{move},{color},{r['win_rate']:.6f},{r['stderr']:.6f},"
-                    f"{r['score_mean']:.4f},\"{' '.join(map(str, own))}\"\n")
+                    f"{r['score_mean']:.4f},\"{' '.join(map(str, own))}\",B\n")
         else:
-            f.write(json.dumps({"file": path, "move": move, "to_play": color, "win_rate": round(float(r["win_rate"]), 6),
+            f.write(json.dumps({"file": path, "move": move, "to_play": color, "win_rate_for": "B",
+                                "win_rate": round(float(r["win_rate"]), 6),
                                 "stderr": round(float(r["stderr"]), 6), "score_mean": round(float(r["score_mean"]), 4),
                                 "ownership": own}) + "\n")
         if plot_dir and move == final_move[path] and jax.process_index() == 0:  # one map per game: its last position

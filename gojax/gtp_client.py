@@ -34,6 +34,14 @@ class GtpClient:
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
         self._next_id = 1
 
+    def _exit(self) -> str:
+        """How the process ended: its exit code once it has (waiting a moment for it), or a signal."""
+        try:
+            code = self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
     def _read_reply(self, deadline: float) -> str:
         while b"\n\n" not in self._buffer.replace(b"\r", b""):
             remaining = deadline - time.monotonic()
@@ -43,7 +51,7 @@ class GtpClient:
                 continue
             chunk = os.read(self.proc.stdout.fileno(), 65536)
             if not chunk:
-                raise GtpEngineError(f"{self.argv[0]} closed its output (exit code {self.proc.poll()})")
+                raise GtpEngineError(f"{self.argv[0]} closed its output ({self._exit()})")
             self._buffer += chunk
         text = self._buffer.replace(b"\r", b"").decode()
         reply, _, rest = text.partition("\n\n")
@@ -53,7 +61,7 @@ class GtpClient:
     def send(self, command: str, timeout: float = 60.0) -> str:
         """Send one command; return the reply text after '= ' (raises on '? ')."""
         if self.proc.poll() is not None:
-            raise GtpEngineError(f"{self.argv[0]} is not running (exit code {self.proc.returncode})")
+            raise GtpEngineError(f"{self.argv[0]} is not running ({self._exit()})")
         cid = self._next_id
         self._next_id += 1
         try:

@@ -109,9 +109,14 @@ def playout_table(path: str = "") -> np.ndarray:
     the learnt one `gojax export-patterns` writes (search/shape.playout_patterns)."""
     if not path:
         return np.stack([pattern_table()] * 2)
-    table = np.load(path)
-    if table.shape != (2, 4 ** 8) or table.dtype != np.uint8:
-        raise ValueError(f"{path}: a playout pattern table is uint8 [2, {4 ** 8}], got {table.dtype} {table.shape}")
+    try:
+        table = np.load(path, allow_pickle=False)
+    except ValueError:  # numpy's own words would suggest loading it with pickle
+        raise ValueError(f"{path}: not a playout pattern table (an .npy file as `gojax export-patterns`"
+                         " writes)") from None
+    if not isinstance(table, np.ndarray) or table.shape != (2, 4 ** 8) or table.dtype != np.uint8:
+        raise ValueError(f"{path}: a playout pattern table is uint8 [2, {4 ** 8}], got"
+                         f" {getattr(table, 'dtype', type(table).__name__)} {getattr(table, 'shape', '')}")
     return table
 
 

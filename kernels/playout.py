@@ -133,7 +133,7 @@ class PlayoutConfig:
             try:
                 playout_table(self.playout_patterns)  # a bad file fails here, not inside a playout
             except OSError as err:
-                raise ValueError(f"playout patterns: {err}") from None
+                raise ValueError(f"playout patterns {self.playout_patterns}: {err.strerror or err}") from None
         if not 0.0 <= self.mercy <= 1.0:
             raise ValueError(f"mercy must be in [0, 1] (0 = off), got {self.mercy}")
         if self.cycle_window < 0 or self.cycle_moves < 1:

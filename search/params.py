@@ -158,8 +158,11 @@ class SearchParams:
                              " pool_size >= 1")
         if self.shape_temperature <= 0 or self.shape_wins < 0:
             raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
-        if self.leaves < 1 or self.playouts_per_leaf < 1 or self.max_nodes < 2 or self.expand_after < 0:
-            raise ValueError("leaves, playouts_per_leaf must be >= 1, max_nodes >= 2 and expand_after >= 0")
+        for name, low in (("leaves", 1), ("playouts_per_leaf", 1), ("max_nodes", 2), ("expand_after", 0)):
+            if getattr(self, name) < low:
+                raise ValueError(f"{name} must be >= {low}, got {getattr(self, name)}")
+        if not 0 <= self.resign_threshold < 1:
+            raise ValueError(f"resign_threshold must be in [0, 1) (a win rate; 0 never resigns), got {self.resign_threshold}")
         if not 1 <= self.waves <= self.leaves:
             raise ValueError(f"waves must be 1 .. leaves ({self.leaves}), got {self.waves}")
 

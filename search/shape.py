@@ -173,7 +173,13 @@ class ShapeModel:
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> ShapeModel:
-        with np.load(path) as z:
+        try:
+            z = np.load(path, allow_pickle=False)
+        except ValueError:  # numpy's own words would suggest loading it with pickle
+            raise ValueError(f"{path}: not a shape model (an .npz file as `gojax learn-prior` writes)") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path}: not a shape model (an .npz file as `gojax learn-prior` writes)")
+        with z:
             sizes = group_sizes()
             lg = tuple(z[g].astype(np.float32) for g in GROUPS)
             if tuple(len(x) for x in lg) != sizes:

@@ -20,6 +20,7 @@ def test_rows_do_not_depend_on_the_forest_size_and_a_killed_run_resumes(tmp_path
     first = rows[0]
     assert first["best_move"] == first["pv"][0] == first["top_moves"][0]["move"] and first["simulations"] == 32
     assert len(first["ownership"]) == 81 and 0 <= first["search_win_rate"] <= 1
+    assert all(r["win_rate_for"] == "B" for r in rows)  # Black's view in every row, whoever is to move
     lines = a.read_text().splitlines(keepends=True)
     a.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing row 5
     assert run_analyze([GAME], str(a), simulations=32, params=PARAMS, trees=8, playouts=16, progress=False) == 8

@@ -126,3 +126,43 @@ def test_search_flags_come_from_the_dataclass_and_land_in_it():
         (0.05, True, "uniform", 2, "tromp-taylor", 7)
     flagged = {f.name for f in dataclasses.fields(SearchParams) if "help" in f.metadata}
     assert {"leaves", "rave_bias", "prior", "policy", "nakade_prob", "rules", "mercy"} <= flagged
+
+
+def test_search_settings_out_of_range_are_named_as_typed(capsys):
+    for value in ("2", "-3"):
+        assert "--resign-threshold must be in [0, 1)" in refused(capsys, ["gtp", "--resign-threshold", value])
+    assert "--max-nodes must be >= 2, got -5" in refused(capsys, ["gtp", "--max-nodes", "-5"])
+
+
+def test_pattern_and_shape_files_that_are_not_tables_get_one_line(tmp_path, capsys):
+    text = tmp_path / "notes.npy"
+    text.write_text("not numpy")
+    for argv in (["gtp", "--playout-patterns"], ["analysis", "--playout-patterns"],
+                 ["analyze", f"{DATA}/game_b.sgf", "--out", str(tmp_path / "rows.jsonl"), "--playout-patterns"]):
+        message = refused(capsys, argv + [str(text)])
+        assert "not a playout pattern table" in message and "allow_pickle" not in message
+        assert "No such file" in refused(capsys, argv + [str(tmp_path / "missing.npy")])
+    assert not (tmp_path / "rows.jsonl").exists()
+    message = refused(capsys, ["gtp", "--prior", "shape", "--shape-model", str(text)])
+    assert "not a shape model" in message and "allow_pickle" not in message
+
+
+def test_learn_prior_names_a_missing_folder(tmp_path, capsys):
+    message = refused(capsys, ["learn-prior", str(tmp_path / "no-such-runs"), "--out", str(tmp_path / "p.npz")])
+    assert "no-such-runs: no such folder" in message
+
+
+def test_a_mistyped_option_is_shown_with_its_subcommands_usage(capsys):
+    message = refused(capsys, ["gtp", "--simulatoins", "5"])
+    assert "gojax gtp: error: unrecognized arguments: --simulatoins 5" in message
+    assert "usage: gojax gtp" in message and "{bench,gtp" not in message
+
+
+def test_an_engine_that_exits_at_once_is_reported_with_its_exit_code():
+    import sys
+
+    from gojax.gtp_client import GtpClient, GtpEngineError
+    client = GtpClient(f"{sys.executable} -c 'import sys; sys.exit(3)'")
+    with pytest.raises(GtpEngineError, match="exit code 3"):
+        client.send("name")
+    client.close()

@@ -80,13 +80,16 @@ def test_resume_and_byte_identical_reruns(tmp_path):
     assert written == len(lines) - 5 and out.read_bytes() == full
     rows = [json.loads(line) for line in full.splitlines()]
     assert [r["move"] for r in rows] == list(range(13)) and rows[0]["to_play"] == "B"
+    assert rows[1]["to_play"] == "W" and rows[1]["win_rate_for"] == "B"  # Black's view, named in the row
 
 
 def test_cli_csv_and_plot(tmp_path):
     out, plots = tmp_path / "rows.csv", tmp_path / "plots"
     subprocess.run([sys.executable, "-m", "gojax", "evaluate", str(DATA / "game_b.sgf"), "--playouts", "8",
                     "--batch", "5", "--out", str(out), "--plot", str(plots), "--no-progress"], check=True, timeout=300)
-    assert out.read_text().splitlines()[0].startswith("file,move,to_play,win_rate")
+    header, first = out.read_text().splitlines()[:2]
+    assert header.startswith("file,move,to_play,win_rate") and header.endswith(",win_rate_for")
+    assert first.endswith(",B")
     # One map per game, of its last position, however many batches the game spans (13 positions, 3 batches).
     assert sorted(p.name for p in plots.iterdir()) == ["game_b_move12.png"]
 
