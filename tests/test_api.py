@@ -1,4 +1,4 @@
-"""The public API: what README and gojax/__init__.py promise works as written."""
+"""The public API: what README, docs/usage.md and gojax/__init__.py promise works as written."""
 
 import jax
 import numpy as np
@@ -23,7 +23,7 @@ def test_readme_example():
 
 
 def test_readme_forest_example(tmp_path):
-    """README's Forest example, small: positions from SGF records, one tree each, a seed each;
+    """docs/usage.md's Forest example, small: positions from SGF records, one tree each, a seed each;
     tree g's result is what a lone search with its params gives."""
     import dataclasses
     paths = []
