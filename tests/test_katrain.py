@@ -3,6 +3,7 @@
 KaTrain starts the executable its user names as KataGo with `analysis -model M -config C
 -override-config homeDataDir=...`; here it is gojax-katago, with KaTrain's own config file."""
 
+import logging
 import os
 import shutil
 import sys
@@ -11,14 +12,22 @@ import time
 
 import pytest
 
-os.environ.setdefault("KIVY_NO_ARGS", "1")  # Kivy would parse pytest's arguments
-os.environ.setdefault("KIVY_NO_CONSOLELOG", "1")
-katrain_engine = pytest.importorskip("katrain.core.engine")
+pytest.importorskip("katrain")  # the `test` extra installs it (pyproject.toml)
 
-from katrain.core.ai import generate_ai_move  # noqa: E402
-from katrain.core.base_katrain import KaTrainBase  # noqa: E402
-from katrain.core.constants import AI_SIMPLE_OWNERSHIP, OUTPUT_ERROR  # noqa: E402
-from katrain.core.game import Game, KaTrainSGF  # noqa: E402
+
+def _import_katrain():
+    """KaTrain's modules, imported here, not when pytest collects: Kivy's import sets the root
+    logger to every level and adds handlers, which the rest of the suite must not see."""
+    os.environ.setdefault("KIVY_NO_ARGS", "1")  # Kivy would parse pytest's arguments
+    os.environ.setdefault("KIVY_NO_CONSOLELOG", "1")
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        from katrain.core import ai, base_katrain, constants, engine, game
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+    return ai, base_katrain, constants, engine, game
 
 
 def _gojax_katago() -> str:
@@ -37,18 +46,21 @@ def _wait(engine, seconds: float = 300) -> None:
 @pytest.fixture
 def katrain(tmp_path, monkeypatch):
     monkeypatch.setenv("KIVY_HOME", str(tmp_path / "kivy"))
-    kt = KaTrainBase(force_package_config=True, debug_level=0)
+    modules = _import_katrain()
+    ai, base_katrain, constants, engine_module, _ = modules
+    kt = base_katrain.KaTrainBase(force_package_config=True, debug_level=0)
     errors = []
-    kt.log = lambda message, level=0: errors.append(message) if level == OUTPUT_ERROR else None
+    kt.log = lambda message, level=0: errors.append(message) if level == constants.OUTPUT_ERROR else None
     config = dict(kt.config("engine"), katago=_gojax_katago(), max_visits=25, fast_visits=16)
-    engine = katrain_engine.KataGoEngine(kt, config)
-    yield kt, engine, errors
+    engine = engine_module.KataGoEngine(kt, config)
+    yield kt, engine, errors, modules
     engine.shutdown(finish=False)
 
 
 @pytest.mark.slow
 def test_katrain_analyses_finds_alternatives_and_plays_simple_ownership(katrain):
-    kt, engine, errors = katrain
+    kt, engine, errors, (ai, _, constants, _, game_module) = katrain
+    Game, KaTrainSGF = game_module.Game, game_module.KaTrainSGF
     assert os.path.basename(engine.command[0]) == "gojax-katago" and "-override-config" in engine.command
     game = Game(kt, engine, move_tree=KaTrainSGF.parse_sgf("(;GM[1]FF[4]SZ[9]KM[7.5]RU[Chinese];B[ee];W[cc];B[gc])"))
     _wait(engine)
@@ -72,6 +84,7 @@ def test_katrain_analyses_finds_alternatives_and_plays_simple_ownership(katrain)
     found = {m["move"] for m in alternatives["moveInfos"]}
     assert found and not found & shown
     # The "Simple ownership" AI reads per-move ownership (includeMovesOwnership).
-    move, played = generate_ai_move(game, AI_SIMPLE_OWNERSHIP, kt.config(f"ai/{AI_SIMPLE_OWNERSHIP}"))
+    strategy = constants.AI_SIMPLE_OWNERSHIP
+    move, played = ai.generate_ai_move(game, strategy, kt.config(f"ai/{strategy}"))
     assert played is not None and move.player == "W" and not move.is_pass
     assert not errors, errors
