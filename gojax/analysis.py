@@ -38,7 +38,7 @@ from typing import IO
 
 import numpy as np
 
-from gojax import __version__
+from gojax import __version__, report
 from gojax.judge import RULE_NAMES
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import Board, IllegalMove
@@ -161,8 +161,8 @@ def _prepare(search: Search, item: dict) -> None:
 
 
 def _top_left_rows(values: np.ndarray, size: int) -> list[float]:
-    """[P] in gojax's order (row 1 first) -> KataGo's (the top row first)."""
-    return [float(v) for v in np.asarray(values).reshape(size, size)[::-1].ravel()]
+    """[P] in gojax's order (row 1 first) -> KataGo's (the top row first), as JSON numbers."""
+    return [float(v) for v in report.top_rows_first(values, size)]
 
 
 class AnalysisEngine:
@@ -282,18 +282,16 @@ class AnalysisEngine:
         flip = {"SIDETOMOVE": False, "BLACK": board.to_play == WHITE, "WHITE": board.to_play == BLACK}[report_as]
         view = (lambda q: 1.0 - q) if flip else (lambda q: q)
         sign = -1.0 if (board.to_play == WHITE) != flip else 1.0  # ownership: +1 for the side reported
-        total = sum(m.prior for m in r.moves) or 1.0
         black_lead = float(np.sum(r.ownership)) - board.komi  # mean area count of the playouts, Black's view
         lead = black_lead if (board.to_play == BLACK) != flip else -black_lead
         infos = []
-        for order, m in enumerate(x for x in r.moves if x.visits > 0):
-            q = m.q if not math.isnan(m.q) else m.q_star
-            half = 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits)
-            move_lead = lead if math.isnan(m.score_lead) else (-m.score_lead if flip else m.score_lead)
-            action = search.tree.pass_action if m.move is None else m.move
-            info = {"move": g.to_gtp(m.move), "visits": int(m.visits), "winrate": view(q), "scoreLead": move_lead,
-                    "lcb": view(q) - half, "utility": 2 * view(q) - 1, "prior": m.prior / total,
-                    "order": order, "pv": [g.to_gtp(p) for p in search.variation(action, 12)]}
+        for line in report.move_lines(r):
+            line = line.flipped() if flip else line
+            action = search.tree.pass_action if line.move is None else line.move
+            info = {"move": g.to_gtp(line.move), "visits": line.visits, "winrate": line.winrate,
+                    "scoreLead": lead if math.isnan(line.score_lead) else line.score_lead, "lcb": line.lcb,
+                    "utility": 2 * line.winrate - 1, "prior": line.prior, "order": line.order,
+                    "pv": [g.to_gtp(p) for p in search.variation(action, 12)]}
             owned = search.owned_after(action) if item.get("moves_ownership") else None
             if owned is not None:
                 info["ownership"] = _top_left_rows(sign * owned, board.size)
@@ -308,8 +306,8 @@ class AnalysisEngine:
             out["ownership"] = _top_left_rows(sign * np.asarray(r.ownership), board.size)
         if item["policy"]:
             prior = np.full(board.size * board.size + 1, -1.0)
-            for m in r.moves:
-                prior[board.size * board.size if m.move is None else m.move] = m.prior / total
+            for move, share in report.prior_shares(r):
+                prior[board.size * board.size if move is None else move] = share
             out["policy"] = _top_left_rows(prior[:-1], board.size) + [float(prior[-1])]
         return out
 

@@ -14,13 +14,14 @@ import time
 
 import numpy as np
 
-from gojax import __version__
+from gojax import __version__, report
 from gojax.gtp import GtpError, Quit, command
 from gojax.judge import RULE_NAMES
 from gojax.kernels.geometry import BLACK, MAX_SIZE, MIN_SIZE, WHITE, CoordinateError, Geometry
 from gojax.kernels.host import IllegalMove
 from gojax.kernels.learnt import ModelError
 from gojax.player import RESIGN, Player, handicap_points
+from gojax.search.mcts import SearchResult
 from gojax.sgf import SgfError, board_to_sgf, load_sgf
 
 NAME = "gojax"
@@ -335,34 +336,26 @@ class GtpCommands:
         return ""
 
     # --- analysis ------------------------------------------------------------------------------------
-    def _analysis_line(self, kata: bool = False, ownership: bool = False) -> str:
-        """One line of `info move ...` entries, as Leela Zero (lz-analyze: winrate, prior and lcb
-        in units of 1/10,000) or KataGo (kata-analyze: fractions, and scoreLead, the mean final
-        score of the playouts through the move) write them.  `prior` is the move's share of the
-        heuristic prior over all legal moves, so the priors sum to 1."""
-        r = self.player.last
-        total = sum(m.prior for m in r.moves) or 1.0
+    def _analysis_line(self, r: SearchResult, kata: bool = False, ownership: bool = False) -> str:
+        """One line of `info move ...` entries for search result `r`, as Leela Zero (lz-analyze:
+        winrate, prior and lcb in units of 1/10,000, lcb clamped at 0) or KataGo (kata-analyze:
+        fractions, and scoreLead) write them (gojax/report.py computes the fields)."""
         scale = (lambda x: f"{x:.6f}") if kata else (lambda x: str(int(x * 10000)))
         entries = []
-        for order, m in enumerate(r.moves[:20]):
-            if m.visits == 0:
-                continue
-            q = m.q if not math.isnan(m.q) else m.q_star
-            lcb = max(0.0, q - 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits))
-            pv = " ".join(self._v(p) for p in self.player.variation(m.move, 12))
-            extra = f" utility {2 * q - 1:.6f}" if kata else ""
-            if kata and not math.isnan(m.score_lead):
-                extra += f" scoreLead {m.score_lead:.3f}"
-            entries.append(f"info move {self._v(m.move)} visits {m.visits}{extra} winrate {scale(q)} "
-                           f"prior {scale(m.prior / total)} lcb {scale(lcb)} order {order} pv {pv}")
-        line = " ".join(entries)
-        if ownership:  # KataGo's order: rows from the top (row N) down, each from column A; side to move's view
-            n = self.player.board.size
-            own = np.asarray(r.ownership).reshape(n, n)[::-1].ravel()
-            if self.player.board.to_play == WHITE:
-                own = -own
-            line += " ownership " + " ".join(f"{x:.4f}" for x in own)
-        return line
+        for line in report.move_lines(r, limit=20):
+            pv = " ".join(self._v(p) for p in self.player.variation(line.move, 12))
+            extra = f" utility {2 * line.winrate - 1:.6f}" if kata else ""
+            if kata and not math.isnan(line.score_lead):
+                extra += f" scoreLead {line.score_lead:.3f}"
+            lcb = line.lcb if kata else max(0.0, line.lcb)
+            entries.append(f"info move {self._v(line.move)} visits {line.visits}{extra} winrate {scale(line.winrate)} "
+                           f"prior {scale(line.prior)} lcb {scale(lcb)} order {line.order} pv {pv}")
+        text = " ".join(entries)
+        if ownership:  # KataGo's order, from the side to move's view
+            sign = -1.0 if self.player.board.to_play == WHITE else 1.0
+            own = report.top_rows_first(sign * np.asarray(r.ownership), self.player.board.size)
+            text += " ownership " + " ".join(f"{x:.4f}" for x in own)
+        return text
 
     def _analysis_args(self, args):
         """[COLOR] [interval] CENTISECONDS [KEY VALUE ...]: (colour, seconds, options)."""
@@ -384,8 +377,8 @@ class GtpCommands:
     def _analyse(self, color, interval, kata=False, ownership=False):
         start = time.monotonic()
         while True:
-            self.player.think(color, seconds=interval)
-            self.engine.write(self._analysis_line(kata, ownership) + "\n")
+            r = self.player.think(color, seconds=interval)
+            self.engine.write(self._analysis_line(r, kata, ownership) + "\n")
             if self.engine.input_waiting():
                 return
             if self.analyze_max_seconds is not None and time.monotonic() - start >= self.analyze_max_seconds:
@@ -409,9 +402,11 @@ class GtpCommands:
     def lz_genmove_analyze(self, cid, *args):
         color, interval, _ = self._analysis_args(args)
         self.engine.write(f"={cid}\n")
-        self.player.think(color, seconds=interval)
-        self.engine.write(self._analysis_line() + "\n")
-        move = self.player.genmove(color)
+        # One search, the genmove's own budget, reported every interval; then genmove's decisions.
+        r = self.player.think(color, report=lambda partial: self.engine.write(self._analysis_line(partial) + "\n"),
+                              every=interval)
+        self.engine.write(self._analysis_line(r) + "\n")
+        move = self.player.decide(color, r)
         self.engine.write(f"play {'resign' if move == RESIGN else self._v(move)}\n\n")
 
     @command("gogui-analyze_commands")

@@ -169,8 +169,11 @@ class Player:
             self.search.advance(board)
         return self.search
 
-    def think(self, color: int, seconds: float | None = None, simulations: int | None = None) -> SearchResult:
-        """Search the current position for `color` (the side to move is set to `color`)."""
+    def think(self, color: int, seconds: float | None = None, simulations: int | None = None,
+              report=None, every: float | None = None) -> SearchResult:
+        """Search the current position for `color` (the side to move is set to `color`).  With
+        `report` (a function of a partial SearchResult), one tree calls it every `every` seconds
+        of the search (lz-genmove_analyze) and goes on to the end of the same budget."""
         if self.board.to_play != color:
             self.board.to_play = color
             self.board.ko = None
@@ -181,6 +184,8 @@ class Player:
             seconds, simulations = self.options.seconds, self.options.simulations
         if self.options.trees > 1:
             result = self._think_forest(simulations, seconds)
+        elif report is not None and every is not None:
+            result = self._think_reporting(simulations, seconds, report, every)
         else:
             result = self._search_for(self.board).run(simulations=simulations, seconds=seconds,
                                                       stop_early=not self.options.exact, exact=self.options.exact)
@@ -188,6 +193,22 @@ class Player:
         if self.options.verbose:
             self._log(result)
         return result
+
+    def _think_reporting(self, simulations: int | None, seconds: float | None, report, every: float) -> SearchResult:
+        """One search to the end of its budget, in pieces of `every` seconds, `report`ing each."""
+        search = self._search_for(self.board)
+        start = time.perf_counter()
+        deadline = None if seconds is None else start + seconds
+        done = 0
+        while True:
+            left = None if simulations is None else simulations - done
+            piece = every if deadline is None else max(min(every, deadline - time.perf_counter()), 1e-3)
+            result = search.run(simulations=left, seconds=piece, stop_early=False, exact=self.options.exact)
+            done += result.simulations
+            if ((left is not None and done >= simulations) or (deadline is not None and time.perf_counter() >= deadline)
+                    or (not self.options.exact and left is not None and search.decided(simulations - done))):
+                return dataclasses.replace(result, simulations=done, seconds=time.perf_counter() - start)
+            report(result)
 
     def _think_forest(self, simulations: int | None, seconds: float | None) -> SearchResult:
         """T trees on the current position, one device call per round, root statistics merged

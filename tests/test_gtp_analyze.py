@@ -62,3 +62,18 @@ def test_kata_analyze_reports_fractions_and_ownership_from_the_top_row():
     assert sum(float(e["prior"]) for e in entries) <= 1.0 + 1e-6
     ownership = [float(x) for x in line[-1].split(" ownership ")[1].split()]
     assert len(ownership) == 49 and ownership[3 * 7 + 3] < -0.5  # D4: Black's stone, from White's side
+
+
+def test_lz_genmove_analyze_searches_once_reports_and_plays():
+    """Leela Zero's lz-genmove_analyze: info lines during the genmove's own search (its budget,
+    here exactly 4,000 simulations), then `play MOVE`; one search, not an analysis and a genmove."""
+    out = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--leaves", "4", "--playouts-per-leaf", "8", "--size",
+                          "7", "--simulations", "4000", "--exact-simulations"],
+                         input="play b d4\n5 lz-genmove_analyze w 5\n6 showboard\nquit\n", capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    reply = out.stdout.split("=5\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert reply[-1].startswith("play ") and all(line.startswith("info move ") for line in reply[:-1])
+    searches = [line for line in out.stderr.splitlines() if " sims in " in line]
+    assert len(searches) == 1 and "] 4000 sims in " in searches[0].replace(",", "")
+    assert "Black to play" in out.stdout.split("=6", 1)[1]  # the move was played
