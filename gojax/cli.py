@@ -180,6 +180,9 @@ def search_params(args, **overrides):
             raise SystemExit(f"gojax: --shape-model {err}") from None
     try:  # the playouts' own checks (a learnt policy's model file) before anything starts
         params.playout_config()
+        if params.prior == "learnt":  # the tree's prior reads the same model
+            from gojax.kernels.learnt import load_model
+            load_model(params.policy_model)
     except ValueError as err:
         raise SystemExit(f"gojax: {err}") from None
     return params

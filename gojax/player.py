@@ -92,7 +92,7 @@ class Player:
     def clear(self, size: int | None = None) -> None:
         size = self.board.size if size is None else size
         Geometry(size)  # validates
-        if self.params.policy == "learnt":  # ModelError (a ValueError) before any search on this size
+        if "learnt" in (self.params.policy, self.params.fallback, self.params.prior):  # ModelError before a search
             check_model(self.params.policy_model, size)
         self.board = Board(size, self.komi)
         self.history: list[Board] = []

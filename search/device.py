@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gojax.kernels import policy, rules
+from gojax.kernels import learnt, policy, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from gojax.kernels.state import geometry_of, packed_fields, unpack_fields, with_placeholder_chains
@@ -68,8 +68,8 @@ class LeafVerdicts(NamedTuple):
     # (kernels/policy.pattern_index); None unless the prior reads shapes with a diamond model
     pattern: np.ndarray | None = None
     # float32 [G * L, P]  the shape prior's log-strength of each point before its MoGo verdict
-    # (search/shape.ShapeModel.point_tables); None unless the prior reads shapes (and its model
-    # has no diamonds)
+    # (search/shape.ShapeModel.point_tables), or the learnt prior's (kernels/learnt.strengths);
+    # None unless the prior reads shapes (and its model has no diamonds) or is the learnt one
     shape: np.ndarray | None = None
 
     def packed(self) -> jax.Array:
@@ -87,10 +87,12 @@ class LeafVerdicts(NamedTuple):
         return cls(legal, capture, prior, pattern, next(rows) if with_shape else None)
 
 
-def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None):
+def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None,
+                   learnt_prior: str | None = None):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
     with their chains, and their LeafVerdicts.  shape_tables: the shape model's
-    ShapeModel.point_tables (device arrays), or None."""
+    ShapeModel.point_tables (device arrays), or None; learnt_prior: the learnt policy's model
+    file whose log-strengths are the prior's (LeafVerdicts.shape), or None."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
     g = geometry_of(states)
@@ -109,25 +111,34 @@ def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, s
         mover = states.to_play.astype(jnp.int32) - 1
         shape = (by_pattern[mover[:, None], pattern] + by_line[None, :] + by_last[row(fields["last"])]
                  + by_prev[row(fields["prev"])])
+    if learnt_prior is not None:
+        shape = learnt_log_strengths(states, learnt_prior)[:, cells]
     return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
                                 pattern if with_pattern else None, shape)
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
-def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None):
+def learnt_log_strengths(states, path: str) -> jax.Array:
+    """float32 [boards, M]: log of kernels/learnt.strengths per cell (the learnt prior's logits)."""
+    return jnp.log(jnp.maximum(jax.vmap(lambda s: learnt.strengths(s, path))(states), 1e-30))
+
+
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
+def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
+                  learnt_prior: str | None = None):
     """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
     their chains, their LeafVerdicts packed (LeafVerdicts.packed) and the MoGo verdicts (int8
     [G * L, P] or None, for the playouts' result): a small call of its own, so that its answer
     comes back while the playouts of the same boards still run."""
-    states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables)
+    states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
     return states, v.packed(), v.prior
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern"))
-def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
+def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
+                  learnt_prior: str | None = None) -> jax.Array:
     """prepare_round's packed LeafVerdicts alone (Simulator.verdicts_now): no device states to
     hand back."""
-    return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables)[1].packed()
+    return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)[1].packed()
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
@@ -243,6 +254,7 @@ class Simulator:
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         self.shape_model = params.shape_model if sums else None
         self.with_pattern = params.uses_shapes and not sums
+        self.learnt_prior = params.policy_model if params.prior == "learnt" else None  # LeafVerdicts.shape's model
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         self.cmc = None
         self._cmc_size = None
@@ -337,7 +349,7 @@ class Simulator:
                 raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
             cmc = self._cmc_tables(boards[0].size)
         states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
-                                                self.shape_tables(boards[0].size, self.device))
+                                                self.shape_tables(boards[0].size, self.device), self.learnt_prior)
         if prepared is not None:
             prepared.set_result(verdicts)
         res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -351,12 +363,13 @@ class Simulator:
         default device), as numpy."""
         with jax.default_device(device) if device is not None else contextlib.nullcontext():
             packed = leaf_verdicts(packed_fields(boards), self.with_prior, self.with_pattern,
-                                   self.shape_tables(boards[0].size, device))
+                                   self.shape_tables(boards[0].size, device), self.learnt_prior)
         return self._unpack(np.asarray(packed))
 
     def _unpack(self, rows: np.ndarray) -> LeafVerdicts:
         """The packed verdicts of one of this simulator's calls, as LeafVerdicts."""
-        return LeafVerdicts.unpacked(rows, self.with_prior, self.with_pattern, self.shape_model is not None)
+        return LeafVerdicts.unpacked(rows, self.with_prior, self.with_pattern,
+                                     self.shape_model is not None or self.learnt_prior is not None)
 
     def shape_tables(self, size: int, device=None):
         """The shape prior's ShapeModel.point_tables for `size`, kept on `device` (None: the
@@ -372,6 +385,8 @@ class Simulator:
     def shapes_for(self, params: SearchParams, verdicts: LeafVerdicts):
         """verdicts.shape where it is the prior of searches with `params` (their shape model is
         this simulator's; a forest may hold trees of other models), else None."""
+        if params.prior == "learnt":
+            return verdicts.shape if params.policy_model == self.learnt_prior else None
         return verdicts.shape if params.uses_shapes and params.shape_model == self.shape_model else None
 
     def _cmc_tables(self, size: int):

@@ -11,7 +11,7 @@ import dataclasses
 
 SELECTIONS = ("uct", "rave")
 SCHEDULES = ("hand", "mse")
-PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins")
+PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins", "learnt")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo", "learnt")
@@ -40,7 +40,8 @@ class SearchParams:
     uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py)")
+    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: the learnt playout policy's"
+                               " model, --policy-model, as the tree's prior)")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
@@ -183,7 +184,7 @@ class SearchParams:
     @property
     def uses_mogo_verdicts(self) -> bool:
         """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
-        return self.prior in ("mogo", "shape", "shape_wins")
+        return self.prior in ("mogo", "shape", "shape_wins", "learnt")
 
     @property
     def uses_shapes(self) -> bool:

@@ -9,6 +9,8 @@ so N(s) = sum_a N(s,a).  H is a value for the player to move in [0, 1]:
   shape        a learnt value (search/shape.py): Bradley-Terry gammas of the move's 3x3
                shape, line, distances to the last two moves and the mogo verdict below,
                fitted to gojax's own moves in high-simulation games (gojax/learn.py)
+  learnt       the learnt playout policy's model (kernels/learnt.py, --policy-model) as the
+               prior: H = sigmoid(log(n p) / T) as for shape, p its move probability
   shape_wins   Pachi's form of a pattern prior, on the MC side: every move M simulations at
                H = 0.5, and c sqrt(p) more, all won, where p is the shape model's probability
                of the move (SearchParams.shape_wins = c; pass: M simulations at its MoGo H).
@@ -33,6 +35,8 @@ bench/results/forest/README.md, "A compiled call's fixed cost"), get them from t
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -220,6 +224,9 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
             hp = _keep_verdicts(_shape_values(tree, nodes, rp, ap, hp, params, near=near, partial=partial), hp, params)
         elif params.prior == "shape_wins" and len(hp):
             hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near, partial=partial)
+        elif params.prior == "learnt" and len(hp):
+            ls = partial if partial is not None else _host_learnt(tree, nodes, params.policy_model)[rp, ap]
+            hp = _keep_verdicts(shape.grouped_values(ls, rp, len(nodes), params.shape_temperature), hp, params)
         h[point] = hp
         h[~point] = np.where(_after_pass(tree, nodes)[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game
     return h
@@ -268,6 +275,28 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
     if probabilities:
         return shape.grouped_probs(ls, rows, len(nodes))
     return shape.grouped_values(ls, rows, len(nodes), params.shape_temperature)
+
+
+def _host_learnt(tree: Tree, nodes: np.ndarray, path: str) -> np.ndarray:
+    """float32 [len(nodes), P]: the learnt prior's log-strengths of the nodes' points, from the
+    device's code run on the host's CPU (the root, and nodes a descent reaches first)."""
+    import jax
+
+    from gojax.kernels.state import batch_from_host
+    from gojax.search.device import bucket
+    boards = [tree.boards[n] for n in nodes.tolist()]
+    padded = boards + [boards[0]] * (bucket(len(boards)) - len(boards))  # a few shapes to compile
+    with jax.default_device(jax.devices("cpu")[0]):
+        ls = np.asarray(_learnt_fn(path)(batch_from_host(padded)))
+    return ls[:len(boards), boards[0].geometry.point_to_cell]
+
+
+@functools.cache
+def _learnt_fn(path: str):
+    import jax
+
+    from gojax.search.device import learnt_log_strengths
+    return jax.jit(lambda states: learnt_log_strengths(states, path))
 
 
 def _last_moves(tree: Tree, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

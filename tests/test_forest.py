@@ -359,3 +359,26 @@ def test_a_player_with_exact_simulations_spends_them_all():
     for trees in (1, 2):
         player = Player(7, 7.5, params, PlayerOptions(simulations=38, exact=True, verbose=False, trees=trees))
         assert player.think(BLACK).simulations == 38
+
+
+def test_the_learnt_prior_from_the_rounds_verdicts_equals_the_hosts():
+    """--prior learnt: a new node's prior from the round's verdicts (the learnt model's
+    log-strengths, computed with the playouts' leaf positions) is the one the host computes
+    for the node's board; the search plays on 9x9, the model's board size."""
+    board = Board(9, 7.5)
+    for v in ("E5", "C3", "G7", "D4"):
+        board.play(board.geometry.from_gtp(v))
+    params = SearchParams(leaves=4, playouts_per_leaf=2, prior="learnt")
+    search = Search(board, params)
+    search.run(simulations=96, stop_early=False)
+    tree = search.tree
+    nodes = np.arange(1, tree.num_nodes)
+    assert set(tree.to_play[nodes].tolist()) == {1, 2}
+    rows, acts = np.nonzero(tree.legal[nodes])
+    want = priors._heuristic(tree, nodes, rows, acts, params, None)
+    v = Simulator(params).verdicts_now([tree.boards[n] for n in nodes])
+    assert v.shape is not None
+    got = priors._heuristic(tree, nodes, rows, acts, params, v.prior, v.pattern, v.shape)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    point = acts != tree.pass_action
+    assert len(np.unique(np.round(want[point], 4))) > 5  # the model ranks the moves: not one flat value
