@@ -12,16 +12,26 @@ With `jobs` > 1 the batches go to that many worker processes, each with its own 
 the rows are written in position order as the batches come back.  One forest's Python host
 work caps it well below a GPU's rate, so several processes sharing the device run faster
 (bench/README.md, "A forest on one H100"); on a CPU they share its cores with the playouts.
+
+Several processes or hosts (jax.distributed initialised in each, every one given the same files
+and OUT on a shared file system): batch b is searched by process b mod N on its own devices,
+each wave of N batches is gathered (jax.experimental.multihost_utils) and process 0 writes the
+rows, the same bytes one process writes.  A run that loses a process stops; the same command
+resumes it where OUT ends.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import math
 import multiprocessing
+import os
 import sys
+
+import numpy as np
 
 from gojax.evaluate import check_sgf_files, done_rows, evaluate, sgf_positions, truncate_to_rows
 from gojax.kernels.geometry import BLACK
@@ -38,9 +48,11 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
     """Append one JSON row per position to OUT (rows already there are skipped); returns rows
     written.  `jobs` worker processes search the batches of `trees` positions (1: this process);
     `cpu_threads` limits each worker's XLA CPU threads (runtime.configure_cpu_threads)."""
+    import jax
     check_sgf_files(paths)
+    processes, writer = jax.process_count(), jax.process_index() == 0
     skip = done_rows(out)
-    if skip:
+    if skip and writer:
         print(f"[analyze] resuming: {skip} rows already in {out}", file=log)
         truncate_to_rows(out, skip)
     from tqdm import tqdm
@@ -49,8 +61,10 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
                                playouts=playouts, policy=policy)
     batches = _batches(paths, skip, trees, log)
     written = 0
-    with open(out, "a") as f:
-        if jobs == 1:
+    with open(out if writer else os.devnull, "a") as f:
+        if processes > 1:
+            written = _write(_gathered(batches, search, processes, jax.process_index()), f, bar)
+        elif jobs == 1:
             written = _write(map(search, batches), f, bar)
         else:  # spawn: a forked child would inherit this process's JAX runtime, threads and all
             ctx = multiprocessing.get_context("spawn")
@@ -71,6 +85,28 @@ def _batches(paths, skip, trees, log):
             pending = []
     if pending:
         yield pending
+
+
+def _gathered(batches, search, processes: int, me: int):
+    """Every batch's rows, in order, in every process: batch b searched by process b mod
+    `processes`, then each wave of `processes` batches exchanged (two all-gathers: the lengths,
+    then the rows' bytes padded to the longest)."""
+    from jax.experimental import multihost_utils
+    # The first collective sets up the processes' context and waits only so long for them all:
+    # meet now, before the searches (whose compiles take the processes different times).
+    multihost_utils.process_allgather(np.zeros(1, np.int64))
+    batches = iter(batches)
+    while True:
+        wave = list(itertools.islice(batches, processes))
+        if not wave:
+            return
+        mine = "\n".join(search(wave[me])).encode() if me < len(wave) else b""
+        lengths = np.asarray(multihost_utils.process_allgather(np.array([len(mine)], np.int64))).reshape(-1)
+        buf = np.zeros(int(lengths.max()), np.uint8)
+        buf[:len(mine)] = np.frombuffer(mine, np.uint8)
+        every = np.asarray(multihost_utils.process_allgather(buf)).reshape(processes, -1)
+        for p in range(len(wave)):
+            yield bytes(every[p, :lengths[p]]).decode().split("\n")
 
 
 def _write(row_batches, f, bar) -> int:
@@ -95,7 +131,7 @@ def _search_rows(pending, simulations, params, trees, playouts, policy) -> list[
         seeds += [seeds[-1]] * (trees - len(seeds))
         forest = Forest(boards, [dataclasses.replace(params, seed=s) for s in seeds])
         results = forest.run(simulations, stop_early=False)
-        ev = [evaluate([b], playouts, policy, seed=params.seed, start_index=idx) for idx, _, _, b in group]
+        ev = [evaluate([b], playouts, policy, seed=params.seed, start_index=idx, local=True) for idx, _, _, b in group]
         for (idx, path, move, board), r, e in zip(group, results, ev):
             g = board.geometry
             black = board.to_play == BLACK

@@ -449,6 +449,31 @@ def _run_scaling(args) -> int:
     return 0
 
 
+def _add_distributed(p) -> None:
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="several processes or hosts (jax.distributed): process 0's address; give every process the"
+                        " same files and --out on a shared file system; process 0 writes")
+    p.add_argument("--num-processes", type=positive_int, default=None, metavar="N", help="with --coordinator")
+    p.add_argument("--process-id", type=int, default=None, metavar="I", help="with --coordinator: 0 .. N-1")
+
+
+def _start_distributed(args) -> None:
+    """jax.distributed.initialize from --coordinator, --num-processes, --process-id (before any
+    backend exists; on CPUs with gloo collectives)."""
+    if getattr(args, "coordinator", None) is None:
+        if getattr(args, "num_processes", None) is not None or getattr(args, "process_id", None) is not None:
+            raise SystemExit(f"gojax {args.command}: --num-processes and --process-id go with --coordinator")
+        return
+    n, i = args.num_processes, args.process_id
+    if getattr(args, "jobs", 1) > 1:
+        raise SystemExit(f"gojax {args.command}: --coordinator and --jobs: one or the other")
+    if n is None or i is None or not 0 <= i < n:
+        raise SystemExit(f"gojax {args.command}: --coordinator needs --num-processes N and --process-id 0..N-1")
+    import jax
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=n, process_id=i)
+
+
 def _add_evaluate(sub):
     p = sub.add_parser("evaluate", help="win rate, score and ownership of every position of SGF games")
     p.add_argument("files", nargs="+", help="SGF files or folders of them")
@@ -461,6 +486,7 @@ def _add_evaluate(sub):
     p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
     p.add_argument("--no-progress", action="store_true")
     _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
+    _add_distributed(p)
     p.set_defaults(func=_run_evaluate)
 
 
@@ -497,6 +523,7 @@ def _add_analyze(sub):
     p.add_argument("--out", required=True, help="OUT.jsonl; rows already there are skipped")
     p.add_argument("--no-progress", action="store_true")
     _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
+    _add_distributed(p)
     add_search_options(p)
     p.set_defaults(func=_run_analyze)
 
@@ -740,7 +767,8 @@ def main(argv: list[str] | None = None) -> int:
         args.job_setup, threads = (threads, boards, on_cpu), 0
     # Many searches or positions per device call: on a CPU, one virtual device per core (runtime.split_cpu_devices).
     big = args.command in ("evaluate", "analyze") or bool(getattr(args, "parallel_games", 0))
-    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big)  # before any backend exists
+    _start_distributed(args)  # before anything creates a backend, as configure_process may
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big)
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied
     return args.func(args)

@@ -31,7 +31,7 @@ from gojax.kernels.state import BoardState, batch_from_host
 
 def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.Array | None = None,
              seed: int = 0, start_index: int = 0, devices: int | None = None,
-             config: PlayoutConfig | None = None) -> dict:
+             config: PlayoutConfig | None = None, local: bool = False) -> dict:
     """Evaluate positions: a list of host Boards, a batched BoardState [L], or SGF paths (a
     path or a list of them; files or folders: every position of every game, in order).
 
@@ -40,7 +40,9 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     ownership [L, P] (+1 Black), amaf_value [L, 2, P] (mean outcome for Black of the playouts in
     which Black / White played the point first; NaN where none did), amaf_count [L, 2, P].
     `config` (kernels/playout.PlayoutConfig, e.g. SearchParams.playout_config()) replaces
-    `policy` when given: the playouts of a search with every rule's setting."""
+    `policy` when given: the playouts of a search with every rule's setting.  With several
+    processes (jax.distributed), every process calls it with the same positions and each plays
+    its devices' share, unless `local`: this process's positions on its own devices."""
     if isinstance(positions, (str, os.PathLike)) or (isinstance(positions, (list, tuple)) and positions
                                                       and isinstance(positions[0], (str, os.PathLike))):
         paths = [positions] if isinstance(positions, (str, os.PathLike)) else list(positions)
@@ -53,10 +55,10 @@ def evaluate(positions, playouts: int = 1024, policy: str = "uniform", key: jax.
     n = states.color.shape[0]
     base = jax.random.key(seed) if key is None else key
     keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(start_index, start_index + n))
-    multi = jax.process_count() > 1
-    d = jax.device_count() if multi else min(devices or jax.device_count(), jax.device_count())
+    multi = jax.process_count() > 1 and not local
+    d = jax.device_count() if multi else min(devices or jax.local_device_count(), jax.local_device_count())
     states, keys = pad_to_multiple(states, keys, d)
-    fn, sharding = sharded_playouts(d, playouts, config or PlayoutConfig(policy=policy))
+    fn, sharding = sharded_playouts(d, playouts, config or PlayoutConfig(policy=policy), local=not multi)
     fn = jax.jit(fn)
     if multi:  # every process holds every position: each builds its devices' slices, then all gather
         from jax.experimental import multihost_utils

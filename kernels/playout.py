@@ -425,8 +425,11 @@ def empty_boards(geometry: Geometry, batch: int, komi: float = 7.5) -> BoardStat
 
 
 @functools.cache
-def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig()):
-    """run_playouts split over the first n_devices of jax.devices() along the position axis.
+def sharded_playouts(n_devices: int, playouts_per_position: int, config: PlayoutConfig = PlayoutConfig(),
+                     local: bool = False):
+    """run_playouts split over the first n_devices of jax.devices() (with `local`, of this
+    process's own, jax.local_devices(): work that other processes do not share) along the
+    position axis.
 
     Returns (fn, sharding): fn(starts [L], keys [L], pool [L, 2, k] or None) -> PlayoutResult,
     L a multiple of n_devices (pad_to_multiple), one key per position (so the numbers do not
@@ -435,7 +438,7 @@ def sharded_playouts(n_devices: int, playouts_per_position: int, config: Playout
     early does not wait for the others' moves.  No CMC tables: they would need a sum over devices."""
     import numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
-    mesh = Mesh(np.array(jax.devices()[:n_devices]), ("d",))
+    mesh = Mesh(np.array((jax.local_devices() if local else jax.devices())[:n_devices]), ("d",))
     spec = PartitionSpec("d")
 
     def fn(states, keys, pool=None):

@@ -158,7 +158,7 @@ def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None
 def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) -> PlayoutResult:
     """run_playouts with the rows split over the first `devices` devices (padded, then cut back)."""
     n = keys.shape[0]
-    fn, _ = sharded_playouts(devices, k, config)
+    fn, _ = sharded_playouts(devices, k, config, local=True)  # a search is its own process's work
     return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
 
 
@@ -176,10 +176,10 @@ def bucket(n: int) -> int:
 
 @functools.cache
 def _cpu_device():
-    """The host's CPU as a JAX device; None where JAX runs without its CPU backend
-    (JAX_PLATFORMS=cuda): `verdicts_now` then runs on the default device."""
+    """This process's CPU as a JAX device (with several processes, its own); None where JAX runs
+    without its CPU backend (JAX_PLATFORMS=cuda): `verdicts_now` then runs on the default device."""
     try:
-        return jax.devices("cpu")[0]
+        return jax.local_devices(backend="cpu")[0]
     except RuntimeError:
         return None
 
@@ -209,7 +209,7 @@ def playout_candidates(choice: str) -> list:
         if choice == "cpu":
             raise ValueError("playout device cpu: JAX runs without its CPU backend here (JAX_PLATFORMS)")
         return [None]
-    if choice == "cpu" or jax.devices()[0].platform == "cpu":
+    if choice == "cpu" or jax.local_devices()[0].platform == "cpu":
         return [cpu]
     return [None, cpu]
 
@@ -268,7 +268,7 @@ class Simulator:
     def devices(self) -> int:
         """The devices a round's rows are split over: one for a chosen device, and with CMC (its
         tables feed each round into the next: one device, calls in order)."""
-        return 1 if self.device is not None or self.config.cmc_prob > 0 else jax.device_count()
+        return 1 if self.device is not None or self.config.cmc_prob > 0 else jax.local_device_count()
 
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
         """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`

@@ -286,7 +286,7 @@ def _host_learnt(tree: Tree, nodes: np.ndarray, path: str) -> np.ndarray:
     from gojax.search.device import bucket
     boards = [tree.boards[n] for n in nodes.tolist()]
     padded = boards + [boards[0]] * (bucket(len(boards)) - len(boards))  # a few shapes to compile
-    with jax.default_device(jax.devices("cpu")[0]):
+    with jax.default_device(jax.local_devices(backend="cpu")[0]):
         ls = np.asarray(_learnt_fn(path)(batch_from_host(padded)))
     return ls[:len(boards), boards[0].geometry.point_to_cell]
 

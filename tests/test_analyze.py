@@ -1,7 +1,13 @@
 """`gojax analyze`: a search per position, many trees at once, resumable and byte-identical."""
 
 import json
+import os
 import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
 
 from gojax.analyze import run_analyze
 from gojax.search.params import SearchParams
@@ -60,3 +66,34 @@ def test_an_interrupted_run_says_so_and_the_same_command_goes_on(tmp_path):
     assert f"interrupted; {rows} rows in {out}: run the same command to go on" in err
     subprocess.run(cmd, check=True, capture_output=True)
     assert [json.loads(line)["move"] for line in out.read_text().splitlines()] == list(range(13))
+
+
+@pytest.mark.slow
+def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
+    """jax.distributed on one machine (a local coordinator, CPU collectives over gloo): each
+    process searches every other batch of 3 positions on its own devices, process 0 writes, and
+    the rows are the bytes one process writes.  Then a run cut short resumes: its rows again."""
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+
+    def two_processes(out):  # `gojax analyze --coordinator ...`, as on two hosts
+        procs = [subprocess.Popen([sys.executable, "-m", "gojax", "analyze", GAME, "--out", str(out), "--simulations",
+                                   "32", "--leaves", "4", "--playouts-per-leaf", "4", "--seed", "3", "--trees", "3",
+                                   "--playouts", "16", "--no-progress", "--coordinator", f"localhost:{port}",
+                                   "--num-processes", "2", "--process-id", str(i)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err.decode()[-2000:]
+
+    two, one = tmp_path / "two.jsonl", tmp_path / "one.jsonl"
+    two_processes(two)
+    run_analyze([GAME], str(one), simulations=32, params=PARAMS, trees=3, playouts=16, progress=False)
+    assert two.read_bytes() == one.read_bytes() and one.read_bytes().count(b"\n") == 13
+    lines = one.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:4]) + lines[4][:30])  # a run that lost a process during row 4
+    two_processes(cut)
+    assert cut.read_bytes() == one.read_bytes()
