@@ -246,13 +246,15 @@ def _add_gtp(sub):
     p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
     p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")
     p.add_argument("--komi", type=float, default=7.5)
-    p.add_argument("--simulations", type=positive_int, default=3000,
-                   help="simulations (playouts) per move without a clock; a cap with one (default 3000). The search"
-                        " stops early once its most visited move cannot change, and rounds up to whole rounds of"
-                        " L x K playouts: --exact-simulations spends exactly this many")
+    p.add_argument("--simulations", type=positive_int, default=None,
+                   help="simulations (playouts) per move (default 3000, and a cap under a GUI's clock; none with"
+                        " --seconds alone). The search stops early once its most visited move cannot change, and"
+                        " rounds up to whole rounds of L x K playouts: --exact-simulations spends exactly this many")
     p.add_argument("--exact-simulations", action="store_true",
                    help="spend exactly --simulations playouts a move, no early stop (scaling studies)")
-    p.add_argument("--seconds", type=positive_float, default=None, help="seconds per move without a clock")
+    p.add_argument("--seconds", type=positive_float, default=None,
+                   help="seconds per move without a clock, on their own (with --simulations as well: whichever ends"
+                        " first)")
     p.add_argument("--resign-threshold", type=float, default=0.1,
                    help="resign below this value for us (default 0.1); 0 never resigns")
     p.add_argument("--no-resign", action="store_true", help="never resign")
@@ -272,6 +274,17 @@ def _add_gtp(sub):
     p.set_defaults(func=_run_gtp)
 
 
+DEFAULT_SIMULATIONS = 3000
+
+
+def gtp_simulations(args) -> int | None:
+    """`gojax gtp`'s simulations per move: --simulations, else none with --seconds (a time per
+    move on its own), else DEFAULT_SIMULATIONS."""
+    if args.simulations is not None:
+        return args.simulations
+    return None if args.seconds is not None else DEFAULT_SIMULATIONS
+
+
 def _run_gtp(args) -> int:
     params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
     try:
@@ -287,7 +300,7 @@ def _run_gtp(args) -> int:
     from gojax.gtp_commands import GtpCommands
     from gojax.kernels.learnt import ModelError
     from gojax.player import Player, PlayerOptions
-    options = PlayerOptions(simulations=args.simulations, seconds=args.seconds,
+    options = PlayerOptions(simulations=gtp_simulations(args), seconds=args.seconds,
                             resign=not args.no_resign and args.resign_threshold > 0, log=log,
                             verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device,
                             exact=args.exact_simulations)

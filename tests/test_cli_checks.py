@@ -166,3 +166,11 @@ def test_an_engine_that_exits_at_once_is_reported_with_its_exit_code():
     with pytest.raises(GtpEngineError, match="exit code 3"):
         client.send("name")
     client.close()
+
+
+def test_seconds_alone_are_a_time_per_move_with_no_simulation_cap():
+    from gojax.cli import build_parser, gtp_simulations
+    parse = build_parser().parse_args
+    assert gtp_simulations(parse(["gtp", "--seconds", "2"])) is None
+    assert gtp_simulations(parse(["gtp"])) == 3000
+    assert gtp_simulations(parse(["gtp", "--seconds", "2", "--simulations", "500"])) == 500
