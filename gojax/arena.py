@@ -82,14 +82,14 @@ def engine_from_command(name: str, cmd: str):
     names = [os.path.basename(a) for a in argv]
     if "gtp" not in argv or not any(n.startswith("gojax") for n in names[:argv.index("gtp")]):
         return ExternalEngine(name, cmd)
-    from gojax.cli import build_parser, gtp_simulations, search_params
+    from gojax.cli import build_parser, gtp_simulations, params_from_args
     try:
         args = build_parser().parse_args(argv[argv.index("gtp"):])
     except SystemExit:
         raise ValueError(f"cannot read the gojax options of {cmd!r}") from None
     if args.seconds is not None or args.trees > 1:
         raise ValueError(f"{cmd!r}: the arena plays gojax by simulations with one tree (no --seconds, --trees)")
-    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
+    params = params_from_args(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
     return ArenaEngine(name, gtp_simulations(args), params, not args.no_resign and args.resign_threshold > 0, cmd,
                        args.exact_simulations)
 

@@ -155,8 +155,10 @@ def add_search_options(p) -> None:
                        **kind)
 
 
-def search_params(args, **overrides):
-    """SearchParams from the parsed flags (and `--seed` where the command has one)."""
+def params_from_args(args, **overrides):
+    """SearchParams from the parsed flags (and `--seed` where the command has one), every file
+    they name loaded once: ValueError with one line, the setting named as the user typed it
+    (for libraries: gojax/arena.py reads `gojax gtp` commands with it)."""
     from gojax.search.params import SearchParams
     fields = {f.name: getattr(args, f.name) for f in dataclasses.fields(SearchParams)
               if "help" in f.metadata and hasattr(args, f.name)}
@@ -165,9 +167,8 @@ def search_params(args, **overrides):
     fields.update(overrides)
     try:
         params = SearchParams(**fields)
-    except ValueError as err:  # named as the user typed it: resign_threshold -> --resign-threshold
-        message = re.sub(r"^(\w+) must", lambda m: f"--{m[1].replace('_', '-')} must", str(err))
-        raise SystemExit(f"gojax: {message}") from None
+    except ValueError as err:  # resign_threshold -> --resign-threshold
+        raise ValueError(re.sub(r"^(\w+) must", lambda m: f"--{m[1].replace('_', '-')} must", str(err))) from None
     if params.prior in ("shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
@@ -175,17 +176,23 @@ def search_params(args, **overrides):
         try:
             shape.load_model(params.shape_model)
         except (OSError, KeyError, zipfile.BadZipFile) as err:
-            raise SystemExit(f"gojax: --shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
+            raise ValueError(f"--shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
         except ValueError as err:  # it names the file
-            raise SystemExit(f"gojax: --shape-model {err}") from None
-    try:  # the playouts' own checks (a learnt policy's model file) before anything starts
-        params.playout_config()
-        if params.prior == "learnt":  # the tree's prior reads the same model
-            from gojax.kernels.learnt import load_model
-            load_model(params.policy_model)
+            raise ValueError(f"--shape-model {err}") from None
+    # The playouts' own checks (a learnt policy's model file) before anything starts.
+    params.playout_config()
+    if params.prior == "learnt":  # the tree's prior reads the same model
+        from gojax.kernels.learnt import load_model
+        load_model(params.policy_model)
+    return params
+
+
+def search_params(args, **overrides):
+    """params_from_args for the command line: a bad setting ends the command with one line."""
+    try:
+        return params_from_args(args, **overrides)
     except ValueError as err:
         raise SystemExit(f"gojax: {err}") from None
-    return params
 
 
 def _run_bench(args) -> int:

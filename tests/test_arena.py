@@ -129,3 +129,11 @@ def test_gojax_match_parallel_games_against_gnugo(tmp_path):
     rows = load_results(str(out / "results.jsonl"))
     assert [r["black"] for r in rows] == ["gojax", "gnugo"] and all(not r["forfeit"] for r in rows)
     assert rows[0]["commands"]["gojax"].startswith("arena: ") and "--seed 2" in rows[1]["commands"]["gnugo"]
+
+
+def test_a_bad_gojax_setting_in_an_arena_command_is_a_value_error_naming_it():
+    """A library reading `gojax gtp` commands gets ValueError (the match prints it), not SystemExit."""
+    with pytest.raises(ValueError, match="--resign-threshold must be in"):
+        engine_from_command("a", "gojax gtp --resign-threshold 2")
+    with pytest.raises(ValueError, match="policy model /no/model.npz: no such file"):
+        engine_from_command("a", "gojax gtp --prior learnt --policy-model /no/model.npz")
