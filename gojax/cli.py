@@ -354,6 +354,7 @@ def _add_match(sub):
                    help="play only the first N moves of each opening (default all)")
     p.add_argument("--name-black", default=None)
     p.add_argument("--name-white", default=None)
+    _add_distributed(p, "rounds of N x --jobs games split over the processes; process 0 writes results.jsonl")
     p.add_argument("--force", action="store_true",
                    help="resume into an --out whose games were played with other settings (engines, board), mixing"
                         " them; without it such a resume is refused and names what changed")
@@ -393,7 +394,8 @@ def _run_match(args) -> int:
         opening_files,
         run_match,
     )
-    writable_folder("match", "--out", args.out, keep=False)
+    if _processes(args)[1] == 0:  # the writer's check (another process's would race its folder)
+        writable_folder("match", "--out", args.out, keep=False)
     a = args.name_black or _engine_name(args.black)
     b = args.name_white or _engine_name(args.white)
     if a == b:
@@ -408,7 +410,7 @@ def _run_match(args) -> int:
         if args.parallel_games:
             summary = _arena_match(cfg, args)
         else:
-            summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs))
+            summary = run_match(cfg, progress=not args.no_progress, jobs=max(1, args.jobs), processes=_processes(args))
     except (OpeningError, ResumeError, EngineFailure, ValueError) as err:
         print(f"gojax match: {err}", file=sys.stderr)
         return 2
@@ -441,6 +443,7 @@ def _add_scaling(sub):
                         "per round, GNU Go in its own processes (gojax/arena.py)")
     p.add_argument("--force", action="store_true",
                    help="resume into matches played with other settings, mixing them (see gojax match --force)")
+    _add_distributed(p, "each match's rounds of N x --jobs games split over the processes; process 0 writes")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run_scaling)
 
@@ -448,13 +451,14 @@ def _add_scaling(sub):
 def _run_scaling(args) -> int:
     from gojax.match import SMALL_SAMPLE, EngineFailure, ResumeError, remove_if_empty
     from gojax.scaling import run_scaling
-    writable_folder("scaling", "--out", args.out, keep=False)
+    if _processes(args)[1] == 0:
+        writable_folder("scaling", "--out", args.out, keep=False)
     extra = (f"--policy {args.policy} " if args.policy else "") + args.engine_options
     made = [os.path.abspath(args.out)] if not os.path.exists(args.out) else []
     try:
         rows = run_scaling(args.study, args.n, args.games, args.out, args.size, args.komi, args.gnugo,
                            extra, progress=not args.no_progress, jobs=args.jobs, parallel_games=args.parallel_games or 0,
-                           force=args.force)
+                           force=args.force, processes=_processes(args))
     except (EngineFailure, ResumeError, ValueError) as err:
         remove_if_empty(made)
         print(f"gojax scaling: {err}", file=sys.stderr)
@@ -469,12 +473,19 @@ def _run_scaling(args) -> int:
     return 0
 
 
-def _add_distributed(p) -> None:
+def _add_distributed(p, how: str = "each process its share; process 0 writes the rows") -> None:
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
-                   help="several processes or hosts (jax.distributed): process 0's address; give every process the"
-                        " same files and --out on a shared file system; process 0 writes")
+                   help=f"several processes or hosts (jax.distributed): process 0's address; give every process the"
+                        f" same command, files and --out on a shared file system: {how}")
     p.add_argument("--num-processes", type=positive_int, default=None, metavar="N", help="with --coordinator")
     p.add_argument("--process-id", type=int, default=None, metavar="I", help="with --coordinator: 0 .. N-1")
+
+
+def _processes(args) -> tuple[int, int]:
+    """(N, I) of a command started with --coordinator; (1, 0) otherwise."""
+    if getattr(args, "coordinator", None) is None:
+        return 1, 0
+    return args.num_processes, args.process_id
 
 
 def _start_distributed(args) -> None:
@@ -485,8 +496,11 @@ def _start_distributed(args) -> None:
             raise SystemExit(f"gojax {args.command}: --num-processes and --process-id go with --coordinator")
         return
     n, i = args.num_processes, args.process_id
-    if getattr(args, "jobs", 1) > 1:
+    if args.command == "analyze" and args.jobs > 1:
         raise SystemExit(f"gojax {args.command}: --coordinator and --jobs: one or the other")
+    if getattr(args, "parallel_games", None):
+        raise SystemExit(f"gojax {args.command}: --coordinator plays games through GTP processes: not with"
+                         " --parallel-games")
     if n is None or i is None or not 0 <= i < n:
         raise SystemExit(f"gojax {args.command}: --coordinator needs --num-processes N and --process-id 0..N-1")
     import jax

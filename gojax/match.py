@@ -529,41 +529,78 @@ def format_summary(s: dict, a: str, b: str) -> str:
     return "\n".join(lines)
 
 
-def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int = 1) -> dict:
-    """Play the games not yet in OUT/results.jsonl (`jobs` at a time) and summarise them all."""
+def _shared_games(cfg: MatchConfig, todo: list[int], jobs: int, processes: int, me: int, log):
+    """The records of games `todo`, round by round, in every process: round r's `processes` x
+    `jobs` games (in todo's order) split over the processes, game k of the round played by
+    process k mod N (`jobs` at a time), then the round's records all-gathered (jax.distributed:
+    the lengths, then the JSON bytes padded to the longest).  A process that dies stops them all;
+    the same commands resume from OUT."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+    multihost_utils.process_allgather(np.zeros(1, np.int64))  # meet before the first game
+    per_round = processes * jobs
+    for start in range(0, len(todo), per_round):
+        mine = todo[start:start + per_round][me::processes]
+        if jobs > 1 and len(mine) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(jobs) as pool:
+                records = list(pool.map(lambda i: play_game(cfg, i, log), mine))
+        else:
+            records = [play_game(cfg, i, log) for i in mine]
+        data = json.dumps(records).encode()
+        lengths = np.asarray(multihost_utils.process_allgather(np.array([len(data)], np.int64))).reshape(-1)
+        buf = np.zeros(int(lengths.max()), np.uint8)
+        buf[:len(data)] = np.frombuffer(data, np.uint8)
+        every = np.asarray(multihost_utils.process_allgather(buf)).reshape(processes, -1)
+        gathered = [r for p in range(processes) for r in json.loads(bytes(every[p, :lengths[p]]).decode())]
+        yield from sorted(gathered, key=lambda r: r["game"])
+
+
+def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int = 1,
+              processes: tuple[int, int] = (1, 0)) -> dict:
+    """Play the games not yet in OUT/results.jsonl (`jobs` at a time) and summarise them all.
+    `processes` (N, I): this is process I of N started with jax.distributed, each given the same
+    OUT on a shared file system: each round of N x jobs games is split over the processes, its
+    records gathered, and process 0 writes them (`_shared_games`)."""
     for opening in cfg.openings:  # fail before the first game, not in the middle of the run
         load_opening(opening, cfg.size, cfg.opening_moves)
+    n_processes, me = processes
+    writer = me == 0
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
     check_resume(cfg, done)
-    made = make_folder(cfg.out)
-    if os.path.exists(path):
+    made = make_folder(cfg.out) if writer else []
+    if os.path.exists(path) and writer:
         # Drop a line cut short by a kill, so that new records start on a line of their own.
         with open(path + ".tmp", "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in done)
         os.replace(path + ".tmp", path)
     finished = {r["game"] for r in done}
-    if done:
+    if done and writer:
         print(f"[match] resuming: {len(done)} of {cfg.games} games already in {path}", file=log)
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=len(finished & set(range(cfg.games))), desc="match", file=log,
-               disable=not progress)
+               disable=not progress or not writer)
     todo = [i for i in range(cfg.games) if i not in finished]
 
     def record(rec):
-        if cfg.force or not os.path.exists(os.path.join(cfg.out, "match.json")):
-            write_card(cfg)
-        with open(path, "a") as f:
-            f.write(json.dumps(rec) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        if writer:
+            if cfg.force or not os.path.exists(os.path.join(cfg.out, "match.json")):
+                write_card(cfg)
+            with open(path, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
         done.append(rec)
         s = summarize([r for r in done if r["game"] < cfg.games], cfg.name_a, cfg.name_b)
         bar.set_postfix_str(f"{cfg.name_a} {s['wins'][cfg.name_a]:g}-{s['wins'][cfg.name_b]:g}")
         bar.update(1)
 
     try:
-        if jobs <= 1:
+        if n_processes > 1:
+            for rec in _shared_games(cfg, todo, jobs, n_processes, me, log):
+                record(rec)
+        elif jobs <= 1:
             try:
                 for i in todo:
                     record(play_game(cfg, i, log))

@@ -36,7 +36,7 @@ def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
                 gnugo: str = "gnugo --mode gtp --level 10 --chinese-rules", extra: str = "",
                 move_timeout: float = 300.0, progress: bool = True, jobs: int = 1,
-                parallel_games: int = 0, force: bool = False) -> list[dict]:
+                parallel_games: int = 0, force: bool = False, processes: tuple[int, int] = (1, 0)) -> list[dict]:
     """One match per N (resumable).  `parallel_games` > 0: each match is played by the batched
     arena (gojax/arena.py), that many games at once in each of `jobs` processes (GNU Go in its own
     processes); else `jobs` games at once through GTP processes."""
@@ -59,13 +59,14 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
             s = run_arena(engine_from_command(name_a, a), engine_from_command(name_b, b), cfg, parallel=parallel_games,
                           progress=progress, jobs=jobs)
         else:
-            s = run_match(cfg, progress=progress, jobs=jobs)
+            s = run_match(cfg, progress=progress, jobs=jobs, processes=processes)
         lo, hi = s["elo_95"]
         win_lo, win_hi = s["win_rate_95"]
         rows.append({"study": study, "n": n, "games": s["games"], "wins": s["wins"][name_a],
                      "win_rate": s["win_rate"], "stderr": s["stderr"], "win_lo": win_lo, "win_hi": win_hi,
                      "elo": s["elo"], "elo_lo": lo, "elo_hi": hi})
-        write_outputs(rows, out, size)
+        if processes[1] == 0:  # one writer
+            write_outputs(rows, out, size)
     return rows
 
 

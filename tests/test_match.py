@@ -222,3 +222,41 @@ def test_games_start_from_the_openings_with_each_engine_on_both_sides(tmp_path):
     assert not (tmp_path / "out2").exists()
     with pytest.raises(OpeningError, match="no such file"):
         opening_files([str(tmp_path / "missing.sgf")])
+
+
+@pytest.mark.slow
+def test_two_processes_with_jax_distributed_play_the_games_of_one(tmp_path):
+    """`gojax match --coordinator ...` in two processes on one machine: each plays its half of
+    every round, process 0 writes results.jsonl, and the records are those one process writes
+    (but the seconds per move).  A run cut short resumes with the same two commands."""
+    import os
+    import socket
+    import subprocess
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    common = ["--black", gnugo(1), "--white", gnugo(2), "--games", "5", "--size", "5", "--alternate",
+              "--name-black", "g1", "--name-white", "g2", "--no-progress"]
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+
+    def two_processes(out):
+        procs = [subprocess.Popen([sys.executable, "-m", "gojax", "match", *common, "--out", str(out),
+                                   "--coordinator", f"localhost:{port}", "--num-processes", "2", "--process-id",
+                                   str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err.decode()[-2000:]
+
+    def games(out):
+        return sorted(({k: v for k, v in r.items() if k != "sec_per_move"} for r in load_results(str(out / "results.jsonl"))),
+                      key=lambda r: r["game"])
+
+    two, one = tmp_path / "two", tmp_path / "one"
+    two_processes(two)
+    from gojax.cli import main
+    assert main(["match", *common, "--out", str(one)]) == 0
+    assert games(two) == games(one) and len(games(one)) == 5
+    lines = (two / "results.jsonl").read_text().splitlines(keepends=True)
+    (two / "results.jsonl").write_text("".join(lines[:2]) + lines[2][:25])  # cut short in game 3
+    two_processes(two)
+    assert games(two) == games(one)
