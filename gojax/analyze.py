@@ -52,6 +52,9 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
     check_sgf_files(paths)
     processes, writer = jax.process_count(), jax.process_index() == 0
     skip = done_rows(out)
+    if processes > 1:  # every process starts where process 0 does
+        from jax.experimental import multihost_utils
+        skip = int(np.asarray(multihost_utils.process_allgather(np.array([skip], np.int64))).reshape(-1)[0])
     if skip and writer:
         print(f"[analyze] resuming: {skip} rows already in {out}", file=log)
         truncate_to_rows(out, skip)
@@ -92,9 +95,6 @@ def _gathered(batches, search, processes: int, me: int):
     `processes`, then each wave of `processes` batches exchanged (two all-gathers: the lengths,
     then the rows' bytes padded to the longest)."""
     from jax.experimental import multihost_utils
-    # The first collective sets up the processes' context and waits only so long for them all:
-    # meet now, before the searches (whose compiles take the processes different times).
-    multihost_utils.process_allgather(np.zeros(1, np.int64))
     batches = iter(batches)
     while True:
         wave = list(itertools.islice(batches, processes))

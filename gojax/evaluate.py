@@ -200,8 +200,9 @@ def truncate_to_rows(out: str, rows: int) -> None:
     with open(out) as f:
         lines = [line for line in f if line.strip()]
     keep = lines[:rows + (1 if out.endswith(".csv") else 0)]
-    with open(out, "w") as f:
+    with open(out + ".tmp", "w") as f:  # replaced at once: a reader never sees the file half written
         f.writelines(line if line.endswith("\n") else line + "\n" for line in keep)
+    os.replace(out + ".tmp", out)
 
 
 def _flush(pending, f, playouts, seed, policy, csv_mode, plot_dir, final_move) -> int:

@@ -529,6 +529,19 @@ def format_summary(s: dict, a: str, b: str) -> str:
     return "\n".join(lines)
 
 
+def _from_process_0(records: list[dict]) -> list[dict]:
+    """Process 0's `records`, in every process (jax.distributed; the first collective, which
+    also meets the processes before any game)."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+    data = json.dumps(records).encode()
+    lengths = np.asarray(multihost_utils.process_allgather(np.array([len(data)], np.int64))).reshape(-1)
+    buf = np.zeros(max(int(lengths.max()), 1), np.uint8)
+    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    every = np.asarray(multihost_utils.process_allgather(buf)).reshape(len(lengths), -1)
+    return json.loads(bytes(every[0, :lengths[0]]).decode())
+
+
 def _shared_games(cfg: MatchConfig, todo: list[int], jobs: int, processes: int, me: int, log):
     """The records of games `todo`, round by round, in every process: round r's `processes` x
     `jobs` games (in todo's order) split over the processes, game k of the round played by
@@ -537,7 +550,6 @@ def _shared_games(cfg: MatchConfig, todo: list[int], jobs: int, processes: int, 
     the same commands resume from OUT."""
     import numpy as np
     from jax.experimental import multihost_utils
-    multihost_utils.process_allgather(np.zeros(1, np.int64))  # meet before the first game
     per_round = processes * jobs
     for start in range(0, len(todo), per_round):
         mine = todo[start:start + per_round][me::processes]
@@ -568,6 +580,8 @@ def run_match(cfg: MatchConfig, progress: bool = True, log=sys.stderr, jobs: int
     writer = me == 0
     path = os.path.join(cfg.out, "results.jsonl")
     done = load_results(path)
+    if n_processes > 1:  # every process starts from process 0's records (it may be rewriting the file)
+        done = _from_process_0(done)
     check_resume(cfg, done)
     made = make_folder(cfg.out) if writer else []
     if os.path.exists(path) and writer:

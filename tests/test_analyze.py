@@ -73,12 +73,12 @@ def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
     """jax.distributed on one machine (a local coordinator, CPU collectives over gloo): each
     process searches every other batch of 3 positions on its own devices, process 0 writes, and
     the rows are the bytes one process writes.  Then a run cut short resumes: its rows again."""
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        port = s.getsockname()[1]
     env = dict(os.environ, JAX_PLATFORMS="cpu")
 
     def two_processes(out):  # `gojax analyze --coordinator ...`, as on two hosts
+        with socket.socket() as sock:  # a fresh coordinator port for each run
+            sock.bind(("localhost", 0))
+            port = sock.getsockname()[1]
         procs = [subprocess.Popen([sys.executable, "-m", "gojax", "analyze", GAME, "--out", str(out), "--simulations",
                                    "32", "--leaves", "4", "--playouts-per-leaf", "4", "--seed", "3", "--trees", "3",
                                    "--playouts", "16", "--no-progress", "--coordinator", f"localhost:{port}",

@@ -232,14 +232,14 @@ def test_two_processes_with_jax_distributed_play_the_games_of_one(tmp_path):
     import os
     import socket
     import subprocess
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        port = s.getsockname()[1]
     common = ["--black", gnugo(1), "--white", gnugo(2), "--games", "5", "--size", "5", "--alternate",
               "--name-black", "g1", "--name-white", "g2", "--no-progress"]
     env = dict(os.environ, JAX_PLATFORMS="cpu")
 
     def two_processes(out):
+        with socket.socket() as sock:  # a fresh coordinator port for each run
+            sock.bind(("localhost", 0))
+            port = sock.getsockname()[1]
         procs = [subprocess.Popen([sys.executable, "-m", "gojax", "match", *common, "--out", str(out),
                                    "--coordinator", f"localhost:{port}", "--num-processes", "2", "--process-id",
                                    str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
