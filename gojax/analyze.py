@@ -31,8 +31,6 @@ import multiprocessing
 import os
 import sys
 
-import numpy as np
-
 from gojax.evaluate import check_sgf_files, done_rows, evaluate, sgf_positions, truncate_to_rows
 from gojax.kernels.geometry import BLACK
 from gojax.runtime import start_worker
@@ -53,8 +51,8 @@ def run_analyze(paths: list[str], out: str, simulations: int = 1000, params: Sea
     processes, writer = jax.process_count(), jax.process_index() == 0
     skip = done_rows(out)
     if processes > 1:  # every process starts where process 0 does
-        from jax.experimental import multihost_utils
-        skip = int(np.asarray(multihost_utils.process_allgather(np.array([skip], np.int64))).reshape(-1)[0])
+        from gojax.runtime import gather_bytes
+        skip = int(gather_bytes(str(skip).encode())[0])
     if skip and writer:
         print(f"[analyze] resuming: {skip} rows already in {out}", file=log)
         truncate_to_rows(out, skip)
@@ -92,21 +90,16 @@ def _batches(paths, skip, trees, log):
 
 def _gathered(batches, search, processes: int, me: int):
     """Every batch's rows, in order, in every process: batch b searched by process b mod
-    `processes`, then each wave of `processes` batches exchanged (two all-gathers: the lengths,
-    then the rows' bytes padded to the longest)."""
-    from jax.experimental import multihost_utils
+    `processes`, then each wave of `processes` batches exchanged (runtime.gather_bytes)."""
+    from gojax.runtime import gather_bytes
     batches = iter(batches)
     while True:
         wave = list(itertools.islice(batches, processes))
         if not wave:
             return
-        mine = "\n".join(search(wave[me])).encode() if me < len(wave) else b""
-        lengths = np.asarray(multihost_utils.process_allgather(np.array([len(mine)], np.int64))).reshape(-1)
-        buf = np.zeros(int(lengths.max()), np.uint8)
-        buf[:len(mine)] = np.frombuffer(mine, np.uint8)
-        every = np.asarray(multihost_utils.process_allgather(buf)).reshape(processes, -1)
-        for p in range(len(wave)):
-            yield bytes(every[p, :lengths[p]]).decode().split("\n")
+        every = gather_bytes("\n".join(search(wave[me])).encode() if me < len(wave) else b"")
+        for data in every[:len(wave)]:
+            yield data.decode().split("\n")
 
 
 def _write(row_batches, f, bar) -> int:

@@ -532,24 +532,16 @@ def format_summary(s: dict, a: str, b: str) -> str:
 def _from_process_0(records: list[dict]) -> list[dict]:
     """Process 0's `records`, in every process (jax.distributed; the first collective, which
     also meets the processes before any game)."""
-    import numpy as np
-    from jax.experimental import multihost_utils
-    data = json.dumps(records).encode()
-    lengths = np.asarray(multihost_utils.process_allgather(np.array([len(data)], np.int64))).reshape(-1)
-    buf = np.zeros(max(int(lengths.max()), 1), np.uint8)
-    buf[:len(data)] = np.frombuffer(data, np.uint8)
-    every = np.asarray(multihost_utils.process_allgather(buf)).reshape(len(lengths), -1)
-    return json.loads(bytes(every[0, :lengths[0]]).decode())
+    from gojax.runtime import gather_bytes
+    return json.loads(gather_bytes(json.dumps(records).encode())[0])
 
 
 def _shared_games(cfg: MatchConfig, todo: list[int], jobs: int, processes: int, me: int, log):
     """The records of games `todo`, round by round, in every process: round r's `processes` x
     `jobs` games (in todo's order) split over the processes, game k of the round played by
-    process k mod N (`jobs` at a time), then the round's records all-gathered (jax.distributed:
-    the lengths, then the JSON bytes padded to the longest).  A process that dies stops them all;
-    the same commands resume from OUT."""
-    import numpy as np
-    from jax.experimental import multihost_utils
+    process k mod N (`jobs` at a time), then the round's records all-gathered (jax.distributed).
+    A process that dies stops them all; the same commands resume from OUT."""
+    from gojax.runtime import gather_bytes
     per_round = processes * jobs
     for start in range(0, len(todo), per_round):
         mine = todo[start:start + per_round][me::processes]
@@ -559,12 +551,7 @@ def _shared_games(cfg: MatchConfig, todo: list[int], jobs: int, processes: int, 
                 records = list(pool.map(lambda i: play_game(cfg, i, log), mine))
         else:
             records = [play_game(cfg, i, log) for i in mine]
-        data = json.dumps(records).encode()
-        lengths = np.asarray(multihost_utils.process_allgather(np.array([len(data)], np.int64))).reshape(-1)
-        buf = np.zeros(int(lengths.max()), np.uint8)
-        buf[:len(data)] = np.frombuffer(data, np.uint8)
-        every = np.asarray(multihost_utils.process_allgather(buf)).reshape(processes, -1)
-        gathered = [r for p in range(processes) for r in json.loads(bytes(every[p, :lengths[p]]).decode())]
+        gathered = [r for data in gather_bytes(json.dumps(records).encode()) for r in json.loads(data)]
         yield from sorted(gathered, key=lambda r: r["game"])
 
 

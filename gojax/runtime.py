@@ -248,3 +248,15 @@ def start_worker(cpu_threads: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     share_gpu_memory()
     configure_process(True, cpu_threads, big_batches=True)
+
+
+def gather_bytes(data: bytes) -> list[bytes]:
+    """Every process's `data`, in process order, in every process (jax.distributed): two
+    all-gathers, the lengths, then the bytes padded to the longest."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+    lengths = np.asarray(multihost_utils.process_allgather(np.array([len(data)], np.int64))).reshape(-1)
+    buf = np.zeros(max(int(lengths.max()), 1), np.uint8)
+    buf[:len(data)] = np.frombuffer(data, np.uint8)
+    every = np.asarray(multihost_utils.process_allgather(buf)).reshape(len(lengths), -1)
+    return [bytes(row[:n]) for row, n in zip(every, lengths)]

@@ -182,7 +182,8 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
 
     s = shift(s, li)
     per_leaf = np.ndim(k) > 0
-    k_pair = np.asarray(k, np.float32)[li] if per_leaf else np.float32(k)
+    k_leaf = np.asarray(k, np.float32) if per_leaf else None
+    k_pair = k_leaf[li] if per_leaf else np.float32(k)
     # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
     # The scalar as float32: with a Python float, np.add.at leaves its fast path.
     np.add.at(tree.node_n, s, k_pair)
@@ -194,7 +195,7 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
         es, ea, el, ev = shift(edge_node, edge_leaf), edge_action, edge_leaf, edge_virtual
         white = tree.to_play[es] == 2
         np.add.at(tree.node_n, es, -ev)
-        _add(tree.n, es, ea, (np.asarray(k, np.float32)[el] if per_leaf else k) - ev)
+        _add(tree.n, es, ea, (k_leaf[el] if per_leaf else k) - ev)
         _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
     if len(new_node):
         nn, nl = shift(new_node, new_leaf), new_leaf

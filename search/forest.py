@@ -341,7 +341,8 @@ class Forest:
             if n is None:
                 playouts[t] = np.full(len(ls), k, np.float32)
                 continue
-            leaves, r = -(-n // k), n - (-(-n // k) - 1) * k
+            leaves = -(-n // k)
+            r = n - (leaves - 1) * k  # the last kept leaf's playouts, 1 .. K
             kept[t] = self._drop(t, ls, leaves)
             playouts[t] = np.full(leaves, k, np.float32)
             playouts[t][-1] = r

@@ -267,8 +267,8 @@ class Search:
     def run(self, simulations: int | None = None, seconds: float | None = None,
             stop_early: bool = True, exact: bool = False) -> SearchResult:
         """Search until `simulations` playouts (rounded up to whole rounds of L * K; with
-        `exact`, to whole leaves of K) or `seconds` of wall time, whichever comes first.  At
-        least one round always runs."""
+        `exact`, not rounded) or `seconds` of wall time, whichever comes first.  At least one
+        round always runs."""
         from gojax.search.forest import Forest  # the loop lives there; forest.py imports this module
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
@@ -362,21 +362,21 @@ def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list
     offsets = np.repeat(offs, counts)  # each leaf's tree into the stack
     if playouts is not None:
         k = np.asarray(playouts, np.float32)
-    weight = k[:, None] if playouts is not None else k  # ownership is each leaf's mean over its playouts
+    k_leaf = np.broadcast_to(np.asarray(k, np.float32), len(idx))  # playouts per leaf, in idx's order
     touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
                            r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
     refresh(store, touched, params, store.jitter_of(touched))
     cuts = np.cumsum(counts) - counts  # each search's first row of idx: one reduction for all
-    own = np.add.reduceat(r.ownership[idx] * weight, cuts, axis=0)
+    own = np.add.reduceat(r.ownership[idx] * k_leaf[:, None], cuts, axis=0)  # ownership: each leaf's mean
     caps = np.add.reduceat(r.cap_hit[idx].sum(axis=1), cuts).tolist()
     for j, search in enumerate(searches):
         if search.move_ownership is not None:  # by each leaf's root action (none: the root is the leaf)
             action = np.fromiter((leaf.actions[0] if leaf.actions else -1 for leaf in leaves[j]), np.int64,
                                  len(leaves[j]))
-            rows = idx[cuts[j]: cuts[j] + counts[j]]
+            part = slice(cuts[j], cuts[j] + counts[j])
             through = action >= 0
-            ks = np.broadcast_to(np.asarray(k, np.float64), counts.sum())[cuts[j]: cuts[j] + counts[j]][through]
-            np.add.at(search.move_ownership, action[through], r.ownership[rows[through]] * ks[:, None])
+            ks = k_leaf[part][through]
+            np.add.at(search.move_ownership, action[through], r.ownership[idx[part][through]] * ks[:, None])
             np.add.at(search.move_playouts, action[through], ks)
     return list(zip(own, caps))
 

@@ -36,8 +36,6 @@ bench/results/forest/README.md, "A compiled call's fixed cost"), get them from t
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from gojax.kernels.geometry import EMPTY, opponent
@@ -279,24 +277,17 @@ def _shape_values(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndar
 
 def _host_learnt(tree: Tree, nodes: np.ndarray, path: str) -> np.ndarray:
     """float32 [len(nodes), P]: the learnt prior's log-strengths of the nodes' points, from the
-    device's code run on the host's CPU (the root, and nodes a descent reaches first)."""
+    round's own verdict code (search/device.leaf_verdicts) run on the host's CPU (the root, and
+    nodes a descent reaches first)."""
     import jax
 
-    from gojax.kernels.state import batch_from_host
-    from gojax.search.device import bucket
+    from gojax.kernels.state import packed_fields
+    from gojax.search.device import bucket, leaf_verdicts
     boards = [tree.boards[n] for n in nodes.tolist()]
     padded = boards + [boards[0]] * (bucket(len(boards)) - len(boards))  # a few shapes to compile
     with jax.default_device(jax.local_devices(backend="cpu")[0]):
-        ls = np.asarray(_learnt_fn(path)(batch_from_host(padded)))
-    return ls[:len(boards), boards[0].geometry.point_to_cell]
-
-
-@functools.cache
-def _learnt_fn(path: str):
-    import jax
-
-    from gojax.search.device import learnt_log_strengths
-    return jax.jit(lambda states: learnt_log_strengths(states, path))
+        packed = np.asarray(leaf_verdicts(packed_fields(padded), False, False, None, path))
+    return packed[-1, :len(boards)]  # the fields legal, capture, shape: the last
 
 
 def _last_moves(tree: Tree, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
