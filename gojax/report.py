@@ -44,7 +44,9 @@ def move_lines(r: SearchResult, limit: int | None = None) -> list[MoveLine]:
     total = sum(m.prior for m in r.moves) or 1.0
     lines: list[MoveLine] = []
     for m in r.moves:
-        if m.visits <= 0 or (limit is not None and len(lines) >= limit):
+        if limit is not None and len(lines) >= limit:
+            break
+        if m.visits <= 0:
             continue
         q = m.q if not math.isnan(m.q) else m.q_star
         half = 1.96 * math.sqrt(max(q * (1 - q), 1e-6) / m.visits)
