@@ -340,3 +340,18 @@ def test_engines_take_gpu_memory_as_needed_unless_told_otherwise(monkeypatch):
     monkeypatch.setattr(os, "environ", {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
     share_gpu_memory()
     assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true"  # the user's own setting wins
+
+
+def test_clone_named_gojax_in_the_current_folder_is_named(tmp_path):
+    """From the folder holding a clone named gojax, Python takes the clone's folder for the package
+    (ahead of an editable install; -S leaves no install at all): `python -m gojax` says so."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[1]
+    os.symlink(root, tmp_path / "gojax")
+    proc = subprocess.run([sys.executable, "-S", "-m", "gojax"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert "took the folder" in proc.stderr and f"pip install {tmp_path / 'gojax'}" in proc.stderr
