@@ -26,10 +26,10 @@ import io
 import json
 import multiprocessing
 import os
-import shlex
 import sys
 import time
 
+from gojax.engine_config import EngineConfig, is_gojax_gtp
 from gojax.gtp_client import GtpEngineError
 from gojax.kernels.geometry import BLACK, WHITE, CoordinateError
 from gojax.kernels.host import Board, IllegalMove
@@ -51,7 +51,7 @@ from gojax.match import (
     summarize,
     write_card,
 )
-from gojax.player import RESIGN, Player, PlayerOptions
+from gojax.player import RESIGN, Player
 from gojax.runtime import start_worker
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
@@ -62,36 +62,38 @@ _NAMES = {BLACK: "black", WHITE: "white"}
 
 @dataclasses.dataclass(frozen=True)
 class ArenaEngine:
+    """gojax played in this process, by simulations with one tree."""
+
     name: str
-    simulations: int
-    params: SearchParams = SearchParams()
-    resign: bool = True
-    command_line: str = ""  # the `gojax gtp` command it stands for, if it came from one
-    exact: bool = False  # exactly `simulations` a move (gtp --exact-simulations)
+    config: EngineConfig
+
+    def __post_init__(self):
+        if self.config.simulations is None or self.config.seconds is not None or self.config.trees > 1:
+            raise ValueError(f"{self.name}: the arena plays gojax by simulations with one tree (no --seconds,"
+                             " --trees)")
+
+    @property
+    def params(self) -> SearchParams:
+        return self.config.params
+
+    def player_options(self):
+        """Its players' options: silent, and on JAX's default device, where the arena's forest
+        plays every game's search in one call (the device choice of `gojax gtp` is a lone
+        search's)."""
+        return dataclasses.replace(self.config.player_options(io.StringIO(), verbose=False), playout_device="default")
 
     def command(self) -> str:
         """How the results name it: the `gojax gtp` command that plays the same games."""
-        return "arena: " + (self.command_line or f"gojax gtp --simulations {self.simulations} --seed {self.params.seed}")
+        return "arena: " + self.config.command()
 
 
 def engine_from_command(name: str, cmd: str):
     """An `ArenaEngine` for a `gojax gtp ...` command (its options parsed as `gojax gtp` parses
     them; it plays with this process's gojax, whatever program path the command names), else
     an `ExternalEngine`.  ValueError for gojax options the arena cannot honour."""
-    argv = shlex.split(cmd)
-    names = [os.path.basename(a) for a in argv]
-    if "gtp" not in argv or not any(n.startswith("gojax") for n in names[:argv.index("gtp")]):
+    if not is_gojax_gtp(cmd):
         return ExternalEngine(name, cmd)
-    from gojax.cli import build_parser, gtp_simulations, params_from_args
-    try:
-        args = build_parser().parse_args(argv[argv.index("gtp"):])
-    except SystemExit:
-        raise ValueError(f"cannot read the gojax options of {cmd!r}") from None
-    if args.seconds is not None or args.trees > 1:
-        raise ValueError(f"{cmd!r}: the arena plays gojax by simulations with one tree (no --seconds, --trees)")
-    params = params_from_args(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
-    return ArenaEngine(name, gtp_simulations(args), params, not args.no_resign and args.resign_threshold > 0, cmd,
-                       args.exact_simulations)
+    return ArenaEngine(name, EngineConfig.from_command(cmd))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,8 +124,7 @@ class _Game:
             seed = e.params.seed * 100003 + index if cfg.vary_seeds else e.params.seed
             self.commands[color] = e.command()
             self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
-                                         PlayerOptions(simulations=e.simulations, resign=e.resign, log=io.StringIO(),
-                                                       verbose=False, exact=e.exact), tree=tree_of[color])
+                                         e.player_options(), tree=tree_of[color])
 
     def start(self, cfg: MatchConfig) -> None:
         """Start the external engines (EngineFailure if one cannot get ready) and play the

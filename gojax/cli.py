@@ -14,43 +14,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
-import re
 import sys
 import tempfile
 
-
-# --- checks made before any work starts: a bad path or number is one line and exit code 2 ------
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
+from gojax.engine_config import (
+    EngineConfig,
+    add_cpu_threads,
+    add_gtp_options,
+    add_playout_device,
+    add_search_options,
+    board_size,
+    params_from_args,
+    positive_float,
+    positive_int,
+)
 
 
-def board_size(text: str) -> int:
-    from gojax.kernels.geometry import MAX_SIZE, MIN_SIZE
-    value = positive_int(text)
-    if not MIN_SIZE <= value <= MAX_SIZE:
-        raise argparse.ArgumentTypeError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {value}")
-    return value
-
-
+# --- checks made before any work starts: a bad path is one line and exit code 2 -----------------
 def writable_folder(command: str, flag: str, path: str, keep: bool = True) -> None:
     """Prove the folder takes a file, making it and its missing parents (with `keep` False, for
     the proof only: a run that makes it itself and fails leaves nothing behind), or exit with
@@ -94,9 +76,9 @@ def _add_bench(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="end stdout with one JSON line")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "on a CPU backend, 1 with --search of at most {small} boards per call and one virtual"
+    add_cpu_threads(p, "on a CPU backend, 1 with --search of at most {small} boards per call and one virtual"
                         " device per core, each on one thread, above; else every core")
-    _add_playout_device(p, "default")
+    add_playout_device(p, "default")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
     s.add_argument("--simulations", type=positive_int, default=3000, help="simulations (playouts) per search")
@@ -113,78 +95,6 @@ def _add_bench(sub):
                         " compiled (default 1)")
     add_search_options(p)
     p.set_defaults(func=_run_bench)
-
-
-def _add_playout_device(p, default: str) -> None:
-    from gojax.search.device import PLAYOUT_DEVICES
-    p.add_argument("--playout-device", choices=PLAYOUT_DEVICES, default=default,
-                   help="where the playouts run: default = JAX's default device (a GPU where there is one); cpu ="
-                        " the host's CPU, where a lone search's small calls can take less time than on a GPU; auto ="
-                        " the CPU unless the default device plays this search's calls clearly faster (in at most"
-                        " 80%% of the CPU's time), timed at warm-up (the same as default on a machine without an"
-                        f" accelerator; default: {default})")
-
-
-def _add_cpu_threads(p, default: str) -> None:
-    from gojax.runtime import SMALL_BATCH
-    default = default.format(small=SMALL_BATCH)
-    p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
-                   help=f"threads XLA's CPU backend splits each kernel over; 0 = every core, on one device"
-                        f" (default: {default}; any N keeps one device; see gojax/runtime.py)")
-
-
-def add_search_options(p) -> None:
-    """Every SearchParams field made with search.params.flag, as --field-name: the help text,
-    allowed values and default come from the dataclass (one source per setting)."""
-    from gojax.search.params import CHOICES, SearchParams
-    d = SearchParams()
-    groups = {"search": p.add_argument_group("search parameters (seed 000 equation numbers; search/params.py)"),
-              "policy": p.add_argument_group("playout policy (kernels/policy.py)")}
-    for f in dataclasses.fields(SearchParams):
-        if "help" not in f.metadata:
-            continue
-        g, default = groups[f.metadata["group"]], getattr(d, f.name)
-        name = "--" + f.name.replace("_", "-")
-        if isinstance(default, bool):  # a setting that is on by default is turned off with --no-...
-            g.add_argument(name, action=argparse.BooleanOptionalAction if default else "store_true",
-                           default=default, help=f.metadata["help"])
-            continue
-        shown = f"{default:g}" if isinstance(default, float) else (default if default != "" else "none")
-        kind = {"choices": CHOICES[f.name]} if f.name in CHOICES else {"type": type(default)}
-        g.add_argument(name, default=default, metavar=f.metadata["metavar"], help=f"{f.metadata['help']} ({shown})",
-                       **kind)
-
-
-def params_from_args(args, **overrides):
-    """SearchParams from the parsed flags (and `--seed` where the command has one), every file
-    they name loaded once: ValueError with one line, the setting named as the user typed it
-    (for libraries: gojax/arena.py reads `gojax gtp` commands with it)."""
-    from gojax.search.params import SearchParams
-    fields = {f.name: getattr(args, f.name) for f in dataclasses.fields(SearchParams)
-              if "help" in f.metadata and hasattr(args, f.name)}
-    if hasattr(args, "seed"):
-        fields["seed"] = args.seed
-    fields.update(overrides)
-    try:
-        params = SearchParams(**fields)
-    except ValueError as err:  # resign_threshold -> --resign-threshold
-        raise ValueError(re.sub(r"^(\w+) must", lambda m: f"--{m[1].replace('_', '-')} must", str(err))) from None
-    if params.prior in ("shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
-        import zipfile
-
-        from gojax.search import shape
-        try:
-            shape.load_model(params.shape_model)
-        except (OSError, KeyError, zipfile.BadZipFile) as err:
-            raise ValueError(f"--shape-model {params.shape_model}: {getattr(err, 'strerror', None) or err}") from None
-        except ValueError as err:  # it names the file
-            raise ValueError(f"--shape-model {err}") from None
-    # The playouts' own checks (a learnt policy's model file) before anything starts.
-    params.playout_config()
-    if params.prior == "learnt":  # the tree's prior reads the same model
-        from gojax.kernels.learnt import load_model
-        load_model(params.policy_model)
-    return params
 
 
 def search_params(args, **overrides):
@@ -251,49 +161,15 @@ def _run_bench(args) -> int:
 
 def _add_gtp(sub):
     p = sub.add_parser("gtp", help="the GTP engine on stdin/stdout (GoGui, Sabaki, Lizzie, twogtp, KGS)")
-    p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")
-    p.add_argument("--komi", type=float, default=7.5)
-    p.add_argument("--simulations", type=positive_int, default=None,
-                   help="simulations (playouts) per move (default 3000, and a cap under a GUI's clock; none with"
-                        " --seconds alone). The search stops early once its most visited move cannot change, and"
-                        " rounds up to whole rounds of L x K playouts: --exact-simulations spends exactly this many")
-    p.add_argument("--exact-simulations", action="store_true",
-                   help="spend exactly --simulations playouts a move, no early stop (scaling studies)")
-    p.add_argument("--seconds", type=positive_float, default=None,
-                   help="seconds per move without a clock, on their own (with --simulations as well: whichever ends"
-                        " first)")
-    p.add_argument("--resign-threshold", type=float, default=0.1,
-                   help="resign below this value for us (default 0.1); 0 never resigns")
-    p.add_argument("--no-resign", action="store_true", help="never resign")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
-    p.add_argument("--quiet", action="store_true", help="no per-move search summary")
-    p.add_argument("--trees", type=positive_int, default=1, metavar="T",
-                   help="root parallelisation: T trees with seeds seed..seed+T-1 share the simulations, one device"
-                        " call per round, root statistics merged (default 1)")
-    p.add_argument("--lizzie", action="store_true",
-                   help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
-    p.add_argument("--no-warmup", action="store_true", help="do not compile at clear_board (the first genmove on each size compiles)")
-    _add_cpu_threads(p, "on a CPU backend, 1 when L x K x T <= {small} and one virtual device per core, each on"
-                        " one thread, above; else every core")
-    _add_playout_device(p, "auto")
-    add_search_options(p)
+    add_gtp_options(p)
     p.set_defaults(func=_run_gtp)
 
 
-DEFAULT_SIMULATIONS = 3000
-
-
-def gtp_simulations(args) -> int | None:
-    """`gojax gtp`'s simulations per move: --simulations, else none with --seconds (a time per
-    move on its own), else DEFAULT_SIMULATIONS."""
-    if args.simulations is not None:
-        return args.simulations
-    return None if args.seconds is not None else DEFAULT_SIMULATIONS
-
-
 def _run_gtp(args) -> int:
-    params = search_params(args, resign_threshold=0.0 if args.no_resign else args.resign_threshold)
+    try:
+        config = EngineConfig.from_args(args)
+    except ValueError as err:
+        raise SystemExit(f"gojax: {err}") from None
     try:
         log = open(args.log_file, "a", buffering=1) if args.log_file else sys.stderr
     except OSError as err:
@@ -306,13 +182,9 @@ def _run_gtp(args) -> int:
     from gojax.gtp import GtpEngine
     from gojax.gtp_commands import GtpCommands
     from gojax.kernels.learnt import ModelError
-    from gojax.player import Player, PlayerOptions
-    options = PlayerOptions(simulations=gtp_simulations(args), seconds=args.seconds,
-                            resign=not args.no_resign and args.resign_threshold > 0, log=log,
-                            verbose=not args.quiet, trees=args.trees, playout_device=args.playout_device,
-                            exact=args.exact_simulations)
+    from gojax.player import Player
     try:
-        player = Player(args.size, args.komi, params, options)
+        player = Player(args.size, args.komi, config.params, config.player_options(log, verbose=not args.quiet))
     except ModelError as err:  # a learnt policy fitted for another board size
         raise SystemExit(f"gojax gtp: {err}") from None
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
@@ -519,7 +391,7 @@ def _add_evaluate(sub):
     p.add_argument("--out", required=True, help="OUT.jsonl or OUT.csv; rows already there are skipped")
     p.add_argument("--plot", default=None, metavar="DIR", help="ownership heat map of each game's last position")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
+    add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
     _add_distributed(p)
     p.set_defaults(func=_run_evaluate)
 
@@ -556,7 +428,7 @@ def _add_analyze(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="OUT.jsonl; rows already there are skipped")
     p.add_argument("--no-progress", action="store_true")
-    _add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
+    add_cpu_threads(p, "one virtual device per core, each on one thread, on a CPU backend; else every core")
     _add_distributed(p)
     add_search_options(p)
     p.set_defaults(func=_run_analyze)
@@ -609,7 +481,7 @@ def _add_analysis(sub):
     p.add_argument("-model", dest="katago_model", default=None, help="accepted and ignored (KataGo's network)")
     p.add_argument("-analysis-threads", dest="katago_threads", default=None, help="accepted and ignored")
     p.add_argument("-quit-without-waiting", dest="katago_quit", action="store_true", help="accepted and ignored")
-    _add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
+    add_cpu_threads(p, "1 on a CPU backend when L x K <= {small}, else every core")
     add_search_options(p)
     p.set_defaults(func=_run_analysis)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gojax.engine_config import DEFAULT_SIMULATIONS
 from gojax.kernels.geometry import BLACK
 from gojax.kernels.host import Board
 from gojax.search import shape
@@ -25,7 +26,6 @@ from gojax.sgf import SgfError, load_sgf
 
 _SIMS = re.compile(r"--simulations[ =](\d+)")
 ENGINES = ("gojax", "pachi")
-GTP_DEFAULT_SIMULATIONS = 3000
 
 
 @dataclass
@@ -50,7 +50,7 @@ def learnt_players(row: dict, min_simulations: int, engines: tuple[str, ...] = (
         cmd = row.get("commands", {}).get(row.get(colour, ""), "")  # old runs did not record them
         if "gojax" in engines and "gojax" in cmd and " gtp" in cmd:
             m = _SIMS.search(cmd)
-            sims = int(m.group(1)) if m else GTP_DEFAULT_SIMULATIONS
+            sims = int(m.group(1)) if m else DEFAULT_SIMULATIONS
             if sims >= min_simulations and "--seconds" not in cmd:
                 out.add(colour)
         elif "pachi" in engines and "pachi" in cmd.split(" -")[0]:

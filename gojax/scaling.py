@@ -10,11 +10,14 @@ interval) and OUT/scaling.png (win rate vs N with error bars; Elo vs log2 N).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import shlex
 import sys
 
+from gojax.arena import ArenaEngine, ExternalEngine, run_arena
+from gojax.engine_config import EngineConfig
 from gojax.match import MatchConfig, run_match
 
 FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "win_lo", "win_hi", "elo", "elo_lo", "elo_hi"]
@@ -28,9 +31,11 @@ PUBLISHED = {"selfplay": ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711),
 ELO_DRAWN = 800  # where the plot draws an infinite Elo
 
 
-def gojax_command(simulations: int, extra: str = "", seed: int = 0) -> str:
-    return (f"{shlex.quote(sys.executable)} -P -m gojax gtp --simulations {simulations} --exact-simulations"
-            f" --seed {seed} --quiet {extra}").strip()
+def gojax_config(simulations: int, options: str = "", seed: int = 0) -> EngineConfig:
+    """A study's gojax: `options` as `gojax gtp` reads them, exactly `simulations` a move."""
+    base = EngineConfig.from_command(f"gojax gtp {options}")
+    return dataclasses.replace(base, simulations=simulations, seconds=None, exact=True,
+                               params=dataclasses.replace(base.params, seed=seed))
 
 
 def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, komi: float = 7.5,
@@ -40,24 +45,26 @@ def run_scaling(study: str, ns: list[int], games: int, out: str, size: int = 9, 
     """One match per N (resumable).  `parallel_games` > 0: each match is played by the batched
     arena (gojax/arena.py), that many games at once in each of `jobs` processes (GNU Go in its own
     processes); else `jobs` games at once through GTP processes."""
+    if study not in ("selfplay", "gnugo"):
+        raise ValueError(f"unknown study {study!r}")
+    gojax_config(ns[0], extra)  # a bad option fails before the first game
+    program = f"{shlex.quote(sys.executable)} -P -m gojax"
     rows = []
     for n in ns:
         if study == "selfplay":
-            a, b = gojax_command(2 * n, extra, seed=1), gojax_command(n, extra, seed=2)
+            a, b = gojax_config(2 * n, extra, seed=1), gojax_config(n, extra, seed=2)
             name_a, name_b, folder = f"gojax-{2 * n}", f"gojax-{n}", f"selfplay_{2 * n}_vs_{n}"
-        elif study == "gnugo":
-            a, b = gojax_command(n, extra), gnugo
-            name_a, name_b, folder = f"gojax-{n}", "gnugo", f"gnugo_{n}"
         else:
-            raise ValueError(f"unknown study {study!r}")
-        cfg = MatchConfig(engine_a=a, engine_b=b, games=games, size=size, komi=komi, alternate=True,
+            a, b = gojax_config(n, extra), gnugo
+            name_a, name_b, folder = f"gojax-{n}", "gnugo", f"gnugo_{n}"
+        commands = [e.command(program, "--quiet") if isinstance(e, EngineConfig) else e for e in (a, b)]
+        cfg = MatchConfig(engine_a=commands[0], engine_b=commands[1], games=games, size=size, komi=komi, alternate=True,
                           out=os.path.join(out, folder), gnugo=gnugo.split(" --level")[0] + " --chinese-rules"
                           if "--level" in gnugo else gnugo, move_timeout=move_timeout,
                           name_a=name_a, name_b=name_b, force=force)
         if parallel_games:
-            from gojax.arena import engine_from_command, run_arena
-            s = run_arena(engine_from_command(name_a, a), engine_from_command(name_b, b), cfg, parallel=parallel_games,
-                          progress=progress, jobs=jobs)
+            s = run_arena(ArenaEngine(name_a, a), ArenaEngine(name_b, b) if study == "selfplay" else ExternalEngine(name_b, b),
+                          cfg, parallel=parallel_games, progress=progress, jobs=jobs)
         else:
             s = run_match(cfg, progress=progress, jobs=jobs, processes=processes)
         lo, hi = s["elo_95"]

@@ -8,12 +8,14 @@ import sys
 import pytest
 
 from gojax.arena import ArenaEngine, ExternalEngine, engine_from_command, run_arena
+from gojax.engine_config import EngineConfig
 from gojax.match import EngineFailure, MatchConfig, load_results, run_match
 from gojax.search.params import SearchParams
 from gojax.sgf import load_sgf
 from tests.helpers import gnugo_path
 
 PARAMS = SearchParams(leaves=4, playouts_per_leaf=4)
+ENGINES = (ArenaEngine("gojax-64", EngineConfig(PARAMS, 64)), ArenaEngine("gojax-32", EngineConfig(PARAMS, 32)))
 
 
 def gtp(simulations: int) -> str:
@@ -32,7 +34,7 @@ def test_arena_games_are_the_games_of_gtp_processes(tmp_path):
                       gnugo=referee, name_a="gojax-64", name_b="gojax-32")
     run_match(cfg, progress=False)
     arena_cfg = dataclasses.replace(cfg, out=str(tmp_path / "arena"))
-    summary = run_arena(ArenaEngine("gojax-64", 64, PARAMS), ArenaEngine("gojax-32", 32, PARAMS), arena_cfg,
+    summary = run_arena(*ENGINES, arena_cfg,
                         parallel=2, progress=False)
     by_gtp = {r["game"]: r for r in load_results(str(tmp_path / "gtp" / "results.jsonl"))}
     by_arena = {r["game"]: r for r in load_results(str(tmp_path / "arena" / "results.jsonl"))}
@@ -42,7 +44,7 @@ def test_arena_games_are_the_games_of_gtp_processes(tmp_path):
         assert by_arena[game]["result"] == by_gtp[game]["result"]
         assert (by_arena[game]["black"], by_arena[game]["white"]) == (by_gtp[game]["black"], by_gtp[game]["white"])
     more = dataclasses.replace(arena_cfg, games=3)  # resumes: only game 2 is played
-    run_arena(ArenaEngine("gojax-64", 64, PARAMS), ArenaEngine("gojax-32", 32, PARAMS), more, progress=False)
+    run_arena(*ENGINES, more, progress=False)
     assert [r["game"] for r in load_results(str(tmp_path / "arena" / "results.jsonl"))] == [0, 1, 2]
 
 
@@ -62,7 +64,7 @@ def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path, open
     run_match(cfg, progress=False, jobs=2)
     arena_cfg = dataclasses.replace(cfg, out=str(tmp_path / "arena"))
     a, b = engine_from_command("gojax-32", gtp(32)), engine_from_command("gnugo", gnugo)
-    assert isinstance(a, ArenaEngine) and a.simulations == 32 and a.params.leaves == 4
+    assert isinstance(a, ArenaEngine) and a.config.simulations == 32 and a.params.leaves == 4
     assert isinstance(b, ExternalEngine)
     run_arena(a, b, arena_cfg, parallel=2, progress=False)
     by_gtp = {r["game"]: r for r in load_results(str(tmp_path / "gtp" / "results.jsonl"))}

@@ -169,8 +169,45 @@ def test_an_engine_that_exits_at_once_is_reported_with_its_exit_code():
 
 
 def test_seconds_alone_are_a_time_per_move_with_no_simulation_cap():
-    from gojax.cli import build_parser, gtp_simulations
-    parse = build_parser().parse_args
-    assert gtp_simulations(parse(["gtp", "--seconds", "2"])) is None
-    assert gtp_simulations(parse(["gtp"])) == 3000
-    assert gtp_simulations(parse(["gtp", "--seconds", "2", "--simulations", "500"])) == 500
+    from gojax.engine_config import EngineConfig
+    read = EngineConfig.from_command
+    assert read("gojax gtp --seconds 2").simulations is None
+    assert read("gojax gtp").simulations == 3000
+    assert read("gojax gtp --seconds 2 --simulations 500").simulations == 500
+
+
+def test_an_engine_config_and_its_gtp_command_read_back_the_same():
+    """EngineConfig.command() writes the `gojax gtp` command that from_command reads back to an
+    equal configuration, whatever program starts it; settings at their defaults are left out."""
+    import dataclasses
+
+    from gojax.engine_config import EngineConfig
+    from gojax.search.params import SearchParams
+    params = SearchParams(leaves=4, rave_bias=0.005, prior="mogo", verdicts_ahead=False, seed=7, resign_threshold=0.2)
+    for config in (EngineConfig(), EngineConfig(params, 1000, exact=True, trees=2, playout_device="cpu"),
+                   EngineConfig(params, None, seconds=1.5, resign=False)):
+        for program in ("gojax", "/usr/bin/python3 -P -m gojax", "env -C /tmp/x gojax"):
+            cmd = config.command(program, "--quiet")
+            back = EngineConfig.from_command(cmd)
+            expected = config if config.resign else dataclasses.replace(
+                config, params=dataclasses.replace(config.params, resign_threshold=0.0))
+            assert back == expected, cmd
+    assert EngineConfig().command() == "gojax gtp --simulations 3000"
+    assert "--no-verdicts-ahead" in EngineConfig(params).command() and "--seed 7" in EngineConfig(params).command()
+
+
+def test_a_bad_engine_config_is_a_value_error_naming_the_option():
+    import pytest
+
+    from gojax.engine_config import EngineConfig
+    from gojax.search.params import SearchParams
+    with pytest.raises(ValueError, match="not a `gojax gtp` command"):
+        EngineConfig.from_command("gnugo --mode gtp")
+    with pytest.raises(ValueError, match="--leaves: invalid int value"):
+        EngineConfig.from_command("gojax gtp --leaves many")
+    with pytest.raises(ValueError, match="--exact-simulations needs --simulations"):
+        EngineConfig(simulations=None, seconds=2, exact=True)
+    with pytest.raises(ValueError, match="--playout-device must be one of"):
+        EngineConfig(playout_device="tpu9")
+    with pytest.raises(ValueError, match="SearchParams.virtual_loss = 2.0 has no `gojax gtp` option"):
+        EngineConfig(SearchParams(virtual_loss=2.0)).command()
