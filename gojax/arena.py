@@ -30,24 +30,16 @@ import sys
 import time
 
 from gojax.engine_config import EngineConfig, is_gojax_gtp
-from gojax.gtp_client import GtpEngineError
-from gojax.kernels.geometry import BLACK, WHITE, CoordinateError
-from gojax.kernels.host import Board, IllegalMove
 from gojax.match import (
-    EngineFailure,
+    Game,
     MatchConfig,
     check_resume,
-    counted,
-    failure_message,
-    finish_game,
+    colours,
     load_opening,
     load_results,
     make_folder,
-    opening_for,
-    referee_score,
     remove_if_empty,
     seeded,
-    start_engine,
     summarize,
     write_card,
 )
@@ -56,8 +48,6 @@ from gojax.runtime import start_worker
 from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
 from gojax.search.tree import TreeStack
-
-_NAMES = {BLACK: "black", WHITE: "white"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,112 +92,22 @@ class ExternalEngine:
     command: str  # a GTP engine's command line, as `gojax match` takes it (seeded per game)
 
 
-class _Game:
-    def __init__(self, index: int, a, b, cfg: MatchConfig, trees: tuple = (None, None)):
-        """trees: the (a, b) gojax players' trees (slots of the arena's stacks), None for an
-        external engine."""
-        self.index = index
-        a_black = not cfg.alternate or index % 2 == 0
-        self.engines = {BLACK: a if a_black else b, WHITE: b if a_black else a}
-        tree_of = {BLACK: trees[0] if a_black else trees[1], WHITE: trees[1] if a_black else trees[0]}
-        self.players, self.clients, self.commands = {}, {}, {}
-        self.board = Board(cfg.size, cfg.komi)
-        self.max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
-        self.winner, self.reason, self.ended = None, None, "score"
-        self.opening = opening_for(cfg, index)
-        self.think = {BLACK: 0.0, WHITE: 0.0}  # seconds, and moves, per colour
-        self.moves = {BLACK: 0, WHITE: 0}
-        for color, e in self.engines.items():
-            if isinstance(e, ExternalEngine):
-                self.commands[color] = seeded(e.command, index) if cfg.vary_seeds else e.command
-                continue
-            seed = e.params.seed * 100003 + index if cfg.vary_seeds else e.params.seed
-            self.commands[color] = e.command()
-            self.players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed),
-                                         e.player_options(), tree=tree_of[color])
-
-    def start(self, cfg: MatchConfig) -> None:
-        """Start the external engines (EngineFailure if one cannot get ready) and play the
-        opening's moves on every side."""
-        for color, cmd in self.commands.items():
-            if color not in self.players:
-                self.clients[color] = start_engine(cmd, cfg.size, cfg.komi)
-        if self.opening is None:
-            return
-        for color, point in load_opening(self.opening, cfg.size, cfg.opening_moves):
-            self.board.play(point, color)
-            vertex = self.board.geometry.to_gtp(point)
-            for c in (BLACK, WHITE):
-                if c in self.players:
-                    self.players[c].play(color, point)
-                    continue
-                try:
-                    self.clients[c].send(f"play {_NAMES[color]} {vertex}", timeout=cfg.move_timeout)
-                except GtpEngineError as err:
-                    self.forfeit(c, f"rejected opening move {vertex}: {err}")
-                    return
-
-    def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
-
-    @property
-    def over(self) -> bool:
-        return self.reason is not None or self.board.game_over or len(self.board.moves) >= self.max_moves
-
-    def external_to_move(self) -> bool:
-        return self.board.to_play in self.clients
-
-    def forfeit(self, color: int, why: str) -> None:
-        self.winner, self.reason, self.ended = 3 - color, f"{_NAMES[color]} forfeits: {why}", "forfeit"
-
-    def played(self, color: int, move: int | None) -> None:
-        """`color` played `move` (legal): on the board, and told to the other side."""
-        self.board.play(move, color)
-        self.tell(color, move)
-
-    def tell(self, color: int, move: int | None) -> None:
-        """Tell the other side that `color` played `move`."""
-        other = 3 - color
-        if other in self.players:
-            self.players[other].play(color, move)
-            return
-        vertex = self.board.geometry.to_gtp(move)
-        try:
-            self.clients[other].send(f"play {_NAMES[color]} {vertex}", timeout=300)
-        except GtpEngineError as err:
-            self.forfeit(other, str(err))
-
-    def ask(self, timeout: float):
-        """The external engine to move: genmove, (reply, seconds) or (error, seconds)."""
-        color = self.board.to_play
-        t0 = time.perf_counter()
-        try:
-            reply = self.clients[color].send(f"genmove {_NAMES[color]}", timeout=timeout).strip().lower()
-        except GtpEngineError as err:
-            return err, time.perf_counter() - t0
-        return reply, time.perf_counter() - t0
-
-    def answer(self, reply, seconds: float) -> None:
-        """Apply the external engine's genmove reply (`ask`)."""
-        color = self.board.to_play
-        if isinstance(reply, GtpEngineError):
-            if self.moves[color] == 0 and self.clients[color].dead():  # broken, not beaten: stop the run
-                raise EngineFailure(failure_message(self.commands[color], self.clients[color], reply))
-            self.forfeit(color, str(reply))
-            return
-        self.think[color] += seconds
-        self.moves[color] += 1
-        if reply == "resign":
-            self.winner, self.reason, self.ended = 3 - color, f"{_NAMES[color]} resigns", "resign"
-            return
-        try:
-            point = self.board.geometry.from_gtp(reply)
-            self.board.play(point, color)  # an illegal move leaves the board as it was
-        except (CoordinateError, IllegalMove) as err:
-            self.forfeit(color, f"illegal move {reply!r} ({err})")
-            return
-        self.tell(color, point)
+def arena_game(index: int, a, b, cfg: MatchConfig, trees: tuple = (None, None)) -> Game:
+    """Game `index` between `a` and `b` (ArenaEngine or ExternalEngine): an ArenaEngine plays
+    as a Player in this process, on its slot of `trees` (the arena's stacks, None for an
+    external engine), with the seed `gojax match` would give its `gojax gtp` process."""
+    engines = colours(cfg, index, a, b)
+    tree_of = colours(cfg, index, *trees)
+    commands, players = {}, {}
+    for color, e in engines.items():
+        if isinstance(e, ExternalEngine):
+            commands[color] = seeded(e.command, index) if cfg.vary_seeds else e.command
+            continue
+        seed = e.params.seed * 100003 + index if cfg.vary_seeds else e.params.seed
+        commands[color] = e.command()
+        players[color] = Player(cfg.size, cfg.komi, dataclasses.replace(e.params, seed=seed), e.player_options(),
+                                tree=tree_of[color])
+    return Game(cfg, index, {c: e.name for c, e in engines.items()}, commands, players)
 
 
 def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 64, progress: bool = True,
@@ -260,7 +160,8 @@ def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[i
     stacks = [None if isinstance(e, ExternalEngine) else
               TreeStack(cfg.size, e.params.max_nodes, len(indices), e.params.pass_in_tree == "always").trees
               for e in (a, b)]
-    games = [_Game(i, a, b, cfg, tuple(None if st is None else st[j] for st in stacks)) for j, i in enumerate(indices)]
+    games = [arena_game(i, a, b, cfg, tuple(None if st is None else st[j] for st in stacks))
+             for j, i in enumerate(indices)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(games), thread_name_prefix="arena-engine") as pool:
         try:
             for g in games:
@@ -269,10 +170,10 @@ def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[i
         finally:
             for g in games:
                 g.close()
-    return [_record(g, cfg) for g in games]
+    return [g.record(cfg) for g in games]
 
 
-def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor) -> None:
+def _play(games: list[Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor) -> None:
     """Every game to its end.  Each ply: the external engines to move think in their processes
     while every game with gojax to move searches, all in one forest (finished games and games
     waiting for an external engine keep their seat with a budget of 0)."""
@@ -288,9 +189,10 @@ def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadP
                 exact.append(False)
                 continue
             color = g.board.to_play
-            searches[i] = g.players[color].prepare(color)
-            budgets.append(g.players[color].options.simulations)
-            exact.append(g.players[color].options.exact)
+            player = g.engines[color].player
+            searches[i] = player.prepare(color)
+            budgets.append(player.options.simulations)
+            exact.append(player.options.exact)
         if any(budgets):
             filler = next(s for s in searches if s is not None)
             t0 = time.perf_counter()
@@ -302,27 +204,9 @@ def _play(games: list[_Game], cfg: MatchConfig, pool: concurrent.futures.ThreadP
                 if not budget:
                     continue
                 color = g.board.to_play
-                g.think[color] += share
-                g.moves[color] += 1
-                move = g.players[color].decide(color, r)
-                if move == RESIGN:
-                    g.winner, g.reason, g.ended = 3 - color, f"{_NAMES[color]} resigns", "resign"
-                    continue
-                g.played(color, move)
+                move = g.engines[color].player.decide(color, r)
+                g.answer(move if move == RESIGN else g.board.geometry.to_gtp(move), share, cfg)
         for i, future in asked.items():
-            games[i].answer(*future.result())
+            games[i].answer(*future.result(), cfg)
 
 
-def _record(g: _Game, cfg: MatchConfig) -> dict:
-    score = None
-    if g.reason is None:
-        score = referee_score(cfg, g.board)
-        g.winner, g.reason = counted(score, g.board, g.max_moves)
-    names = {c: e.name for c, e in g.engines.items()}
-    record = {"game": g.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
-              "commands": {names[c]: g.commands[c] for c in (BLACK, WHITE)}}
-    if g.opening is not None:
-        record["opening"] = g.opening
-    record.update(finish_game(cfg, g.index, g.board, names, g.winner, g.reason, g.ended, score,
-                              {names[c]: g.think[c] / max(g.moves[c], 1) for c in (BLACK, WHITE)}))
-    return record

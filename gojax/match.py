@@ -297,96 +297,190 @@ def _kill(client: GtpClient) -> None:
         pass
 
 
-def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = None) -> dict:
-    """One game; returns its result record (also the SGF).  `stop`: when it fires, the game is
-    abandoned (raises MatchStopped; engines closed, nothing written)."""
+class ProcessEngine:
+    """One side of a game: a GTP engine in its own process (GNU Go, Pachi, `gojax gtp`)."""
+
+    external = True
+
+    def __init__(self, command: str, client: GtpClient):
+        self.command, self.client = command, client
+
+    def play(self, color: int, vertex: str, timeout: float) -> None:
+        self.client.send(f"play {_NAMES[color]} {vertex}", timeout=timeout)
+
+    def genmove(self, color: int, timeout: float) -> str:
+        """A vertex, "pass" or "resign"; GtpEngineError when it fails or takes too long."""
+        return self.client.send(f"genmove {_NAMES[color]}", timeout=timeout).strip().lower()
+
+    def broken(self, err: Exception) -> str | None:
+        """Why the run must stop (the engine died before a move: broken, not beaten), else None."""
+        return failure_message(self.command, self.client, err) if self.client.dead() else None
+
+    def close(self, stop: Stop | None = None) -> None:
+        self.client.close()
+        if stop is not None:
+            stop.forget(self.client)
+
+
+class InProcessEngine:
+    """One side of a game: gojax's `Player` in this process.  The arena searches for many of
+    them in one forest (`Player.prepare` / `decide`) and hands the moves to `Game.answer`."""
+
+    external = False
+
+    def __init__(self, command: str, player):
+        self.command, self.player = command, player
+
+    def play(self, color: int, vertex: str, timeout: float) -> None:
+        self.player.play(color, self.player.board.geometry.from_gtp(vertex))
+
+    def genmove(self, color: int, timeout: float) -> str:
+        move = self.player.genmove(color)
+        return move if isinstance(move, str) else self.player.board.geometry.to_gtp(move).lower()
+
+    def broken(self, err: Exception) -> str | None:
+        return None
+
+    def close(self, stop: Stop | None = None) -> None:
+        pass
+
+
+def colours(cfg: MatchConfig, index: int, a, b) -> dict[int, object]:
+    """Who plays Black and White in game `index`: A Black in even games when colours alternate."""
     a_black = not cfg.alternate or index % 2 == 0
-    cmds = {BLACK: cfg.engine_a if a_black else cfg.engine_b, WHITE: cfg.engine_b if a_black else cfg.engine_a}
-    if cfg.vary_seeds:
-        cmds = {c: seeded(cmd, index) for c, cmd in cmds.items()}
-    names = {BLACK: cfg.name_a if a_black else cfg.name_b, WHITE: cfg.name_b if a_black else cfg.name_a}
-    board = Board(cfg.size, cfg.komi)
-    max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
-    record = {"game": index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size, "komi": cfg.komi,
-              "commands": {names[c]: cmds[c] for c in (BLACK, WHITE)}}
-    opening = opening_for(cfg, index)
-    if opening is not None:
-        record["opening"] = opening
-    engines: dict[int, GtpClient] = {}
-    think = {BLACK: 0.0, WHITE: 0.0}
-    moves = {BLACK: 0, WHITE: 0}
-    winner, reason, score = None, None, None
-    ended = "score"  # or "resign", "forfeit"
-    try:
+    return {BLACK: a if a_black else b, WHITE: b if a_black else a}
+
+
+class Game:
+    """One game between two engines (`ProcessEngine` / `InProcessEngine`): the board, the
+    opening, moves applied and told to the other side, forfeits, resignation, the referee's
+    count and the results record.  `gojax match` plays it move by move (`play_game`); the arena
+    plays many at once, its in-process engines' moves searched together (gojax/arena.py)."""
+
+    def __init__(self, cfg: MatchConfig, index: int, names: dict[int, str], commands: dict[int, str],
+                 players: dict | None = None):
+        """`players`: colour -> an in-process `Player`; the other colours start `commands`."""
+        self.index, self.names, self.commands = index, names, commands
+        self.engines = {c: InProcessEngine(commands[c], p) for c, p in (players or {}).items()}
+        self.board = Board(cfg.size, cfg.komi)
+        self.max_moves = cfg.max_moves or 3 * cfg.size * cfg.size
+        self.winner, self.reason, self.ended = None, None, "score"  # ended: or "resign", "forfeit"
+        self.opening = opening_for(cfg, index)
+        self.think = {BLACK: 0.0, WHITE: 0.0}  # seconds, and moves, per colour
+        self.moves = {BLACK: 0, WHITE: 0}
+
+    def start(self, cfg: MatchConfig, stop: Stop | None = None) -> None:
+        """Start the process engines (EngineFailure if one cannot get ready) and play the
+        opening's moves on every side (an engine that rejects one forfeits)."""
         for color in (BLACK, WHITE):
-            engines[color] = start_engine(cmds[color], cfg.size, cfg.komi, stop)
-        if opening is not None:
-            for color, point in load_opening(opening, cfg.size, cfg.opening_moves):
-                board.play(point, color)
-                vertex = board.geometry.to_gtp(point)
-                for c in (BLACK, WHITE):
-                    try:
-                        engines[c].send(f"play {_NAMES[color]} {vertex}", timeout=cfg.move_timeout)
-                    except GtpEngineError as err:
-                        winner, reason = opponent(c), f"{_NAMES[c]} forfeits: rejected opening move {vertex}: {err}"
-                        ended = "forfeit"
-                        break
-                if winner is not None:
-                    break
-        while winner is None and not board.game_over and len(board.moves) < max_moves:
+            if color not in self.engines:
+                self.engines[color] = ProcessEngine(self.commands[color],
+                                                    start_engine(self.commands[color], cfg.size, cfg.komi, stop))
+        if self.opening is None:
+            return
+        for color, point in load_opening(self.opening, cfg.size, cfg.opening_moves):
+            self.board.play(point, color)
+            vertex = self.board.geometry.to_gtp(point)
+            for c in (BLACK, WHITE):
+                try:
+                    self.engines[c].play(color, vertex, cfg.move_timeout)
+                except GtpEngineError as err:
+                    self.forfeit(c, f"rejected opening move {vertex}: {err}")
+                    return
+
+    def close(self, stop: Stop | None = None) -> None:
+        for engine in self.engines.values():
+            engine.close(stop)
+
+    @property
+    def over(self) -> bool:
+        return self.reason is not None or self.board.game_over or len(self.board.moves) >= self.max_moves
+
+    def external_to_move(self) -> bool:
+        return self.engines[self.board.to_play].external
+
+    def forfeit(self, color: int, why: str) -> None:
+        self.winner, self.reason, self.ended = opponent(color), f"{_NAMES[color]} forfeits: {why}", "forfeit"
+
+    def ask(self, timeout: float):
+        """The engine to move: genmove, (reply, seconds) or (GtpEngineError, seconds)."""
+        t0 = time.perf_counter()
+        try:
+            reply = self.engines[self.board.to_play].genmove(self.board.to_play, timeout)
+        except GtpEngineError as err:
+            return err, time.perf_counter() - t0
+        return reply, time.perf_counter() - t0
+
+    def answer(self, reply, seconds: float, cfg: MatchConfig, stop: Stop | None = None) -> None:
+        """Apply the reply to a genmove (`ask`, or the arena's search): a failure forfeits (or
+        stops the run: an engine broken before its first move, EngineFailure; a ^C, MatchStopped),
+        a resignation ends the game, a move is played and told to the other side."""
+        color = self.board.to_play
+        if isinstance(reply, GtpEngineError):
             if stop is not None and stop.is_set():
-                raise MatchStopped(index)
-            color = board.to_play
-            t0 = time.perf_counter()
+                raise MatchStopped(self.index)
+            why = self.engines[color].broken(reply) if self.moves[color] == 0 else None
+            if why:
+                raise EngineFailure(why)
+            self.forfeit(color, str(reply))
+            return
+        self.think[color] += seconds
+        self.moves[color] += 1
+        if reply == "resign":
+            self.winner, self.reason, self.ended = opponent(color), f"{_NAMES[color]} resigns", "resign"
+            return
+        try:
+            point = self.board.geometry.from_gtp(reply)
+            self.board.play(point, color)  # an illegal move leaves the board as it was
+        except (CoordinateError, IllegalMove) as err:
+            self.forfeit(color, f"illegal move {reply!r} ({err})")
+            return
+        try:
+            self.engines[opponent(color)].play(color, self.board.geometry.to_gtp(point), cfg.move_timeout)
+        except GtpEngineError as err:
+            self.forfeit(opponent(color), str(err))
+
+    def record(self, cfg: MatchConfig, stop: Stop | None = None) -> dict:
+        """Count a game that ended on the board (the referee), write its SGF; its results.jsonl
+        record.  MatchStopped after a ^C, EngineFailure if the referee fails."""
+        if stop is not None and stop.is_set():  # an engine may have died of the same ^C
+            raise MatchStopped(self.index)
+        score = None
+        if self.reason is None:
             try:
-                reply = engines[color].send(f"genmove {_NAMES[color]}", timeout=cfg.move_timeout).strip().lower()
-            except GtpEngineError as err:
-                if stop is not None and stop.is_set():
-                    raise MatchStopped(index) from None
-                if moves[color] == 0 and engines[color].dead():  # broken, not beaten: stop the run
-                    raise EngineFailure(failure_message(cmds[color], engines[color], err)) from None
-                winner, reason = opponent(color), f"{_NAMES[color]} forfeits: {err}"
-                ended = "forfeit"
-                break
-            think[color] += time.perf_counter() - t0
-            moves[color] += 1
-            if reply == "resign":
-                winner, reason = opponent(color), f"{_NAMES[color]} resigns"
-                ended = "resign"
-                break
-            try:
-                point = board.geometry.from_gtp(reply)
-                board.play(point, color)
-            except (CoordinateError, IllegalMove) as err:
-                winner, reason = opponent(color), f"{_NAMES[color]} forfeits: illegal move {reply!r} ({err})"
-                ended = "forfeit"
-                break
-            try:
-                engines[opponent(color)].send(f"play {_NAMES[color]} {reply}", timeout=cfg.move_timeout)
-            except GtpEngineError as err:
-                winner, reason = color, f"{_NAMES[opponent(color)]} forfeits: {err}"
-                ended = "forfeit"
-                break
-        if winner is None:
-            if stop is not None and stop.is_set():
-                raise MatchStopped(index)
-            try:
-                score = referee_score(cfg, board, stop)
+                score = referee_score(cfg, self.board, stop)
             except GtpEngineError as err:
                 if stop is not None and stop.is_set():  # the referee was killed by the ^C
-                    raise MatchStopped(index) from None
-                raise EngineFailure(f"the referee {cfg.gnugo!r} failed to score game {index}: {err}") from None
-            winner, reason = counted(score, board, max_moves)
+                    raise MatchStopped(self.index) from None
+                raise EngineFailure(f"the referee {cfg.gnugo!r} failed to score game {self.index}: {err}") from None
+            self.winner, self.reason = counted(score, self.board, self.max_moves)
+        names = self.names
+        record = {"game": self.index, "black": names[BLACK], "white": names[WHITE], "size": cfg.size,
+                  "komi": cfg.komi, "commands": {names[c]: self.commands[c] for c in (BLACK, WHITE)}}
+        if self.opening is not None:
+            record["opening"] = self.opening
+        record.update(finish_game(cfg, self.index, self.board, names, self.winner, self.reason, self.ended, score,
+                                  {names[c]: self.think[c] / max(self.moves[c], 1) for c in (BLACK, WHITE)}))
+        return record
+
+
+def play_game(cfg: MatchConfig, index: int, log=sys.stderr, stop: Stop | None = None) -> dict:
+    """One game between two engine processes; returns its result record (also the SGF).
+    `stop`: when it fires, the game is abandoned (raises MatchStopped; engines closed, nothing
+    written)."""
+    commands = colours(cfg, index, cfg.engine_a, cfg.engine_b)
+    if cfg.vary_seeds:
+        commands = {c: seeded(cmd, index) for c, cmd in commands.items()}
+    game = Game(cfg, index, colours(cfg, index, cfg.name_a, cfg.name_b), commands)
+    try:
+        game.start(cfg, stop)
+        while not game.over:
+            if stop is not None and stop.is_set():
+                raise MatchStopped(index)
+            game.answer(*game.ask(cfg.move_timeout), cfg, stop)
+        return game.record(cfg, stop)
     finally:
-        for e in engines.values():
-            e.close()
-            if stop is not None:
-                stop.forget(e)
-    if stop is not None and stop.is_set():  # interrupted: an engine may have died of the same ^C
-        raise MatchStopped(index)
-    record.update(finish_game(cfg, index, board, names, winner, reason, ended, score,
-                              {names[c]: think[c] / max(moves[c], 1) for c in (BLACK, WHITE)}))
-    return record
+        game.close(stop)
 
 
 def counted(score: float, board: Board, max_moves: int) -> tuple[int | None, str]:
