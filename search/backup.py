@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -134,11 +135,48 @@ def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray, rank: np
         target[rows[i], :width] += values[i]
 
 
+class _Pairs(NamedTuple):
+    """A round's paths laid out flat: one pair per (leaf, node on its path), leaf by leaf, and
+    one edge per tree action on a path."""
+    s: np.ndarray  # int [pairs] the node of each pair (store rows: offsets added)
+    li: np.ndarray  # int [pairs] its leaf
+    edge_node: np.ndarray  # int [edges] the node each tree action leaves (store rows)
+    edge_action: np.ndarray  # int [edges] the action
+    edge_leaf: np.ndarray  # int [edges] its leaf
+    new_leaf: np.ndarray  # int [leaves with a new node] those leaves
+    new_node: np.ndarray  # int [same] their new node (store rows)
+    m: np.ndarray  # int [leaves] path nodes per leaf
+    t_edges: np.ndarray  # int [leaves] tree actions per leaf
+    base: np.ndarray  # int [leaves] each leaf's first pair: s_t of leaf i is pair base[i] + t
+
+
+def _pairs(leaves: list[Leaf], offsets: np.ndarray | None) -> _Pairs:
+    """The leaves' paths as flat arrays, each leaf's node indices shifted by its offset (a
+    tree's own indices into a stack's rows; None: none)."""
+    n = len(leaves)
+    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
+    t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
+    s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
+    li = np.repeat(np.arange(n), m)
+    base = np.cumsum(m) - m
+    on_edge = np.arange(len(s)) - base[li] < t_edges[li]  # s_t with an edge a_t on the path
+    edge_action = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64,
+                              int(t_edges.sum()))
+    new_leaf = np.flatnonzero(m > t_edges)  # the new node: its edge is each playout's own first move
+    new_node = s[base[new_leaf] + m[new_leaf] - 1]
+    edge_node, edge_leaf = s[on_edge], li[on_edge]
+    if offsets is not None:
+        off = np.asarray(offsets, np.int64)
+        s, edge_node, new_node = s + off[li], edge_node + off[edge_leaf], new_node + off[new_leaf]
+    return _Pairs(s, li, edge_node, edge_action, edge_leaf, new_leaf, new_node, m, t_edges, base)
+
+
 def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.ndarray, first_moves: np.ndarray,
                  z: np.ndarray, amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str,
                  score: np.ndarray | None = None, offsets: np.ndarray | None = None) -> np.ndarray:
     """Back up K playouts of each of the leaves at once (k: K, or float32 [len(leaves)], the
-    playouts each leaf counts), removing their virtual loss.
+    playouts each leaf counts), removing their virtual loss: node totals, MC edges (eq. 13-15),
+    AMAF (eq. 16-17).
 
     wins [L] (Black's wins among each leaf's K playouts), first_moves [L, K] (point, -1 pass,
     -2 none), z [L, K], amaf_count / amaf_wins [L, 2, P] (row 0 Black, 1 White) as the device
@@ -146,26 +184,60 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
     len(leaves) are padding; offsets (int [len(leaves)], or None for zeros) is added to each
     leaf's node indices (a tree's own, into a stack's rows).  Returns the nodes whose statistics
     changed (each once)."""
-    p = tree.pass_action
+    pairs = _pairs(leaves, offsets)
     wins = np.asarray(wins, np.float32)
-    n = len(leaves)
-    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)  # path nodes per leaf
-    t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)  # tree edges per leaf
-    # One pair per (leaf, node on its path), leaf by leaf; s_t of leaf i is pair base_i + t.
-    s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
-    li = np.repeat(np.arange(n), m)
-    base = np.cumsum(m) - m
-    step = np.arange(len(s)) - base[li]
-    on_edge = step < t_edges[li]  # s_t with an edge a_t on the path
-    edge_node = s[on_edge]
-    edge_action = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64,
-                              int(t_edges.sum()))
-    edge_leaf = li[on_edge]
-    edge_virtual = np.array([leaf.virtual for leaf in leaves], np.float32)[edge_leaf]
-    new_leaf = np.flatnonzero(m > t_edges)  # the new node: its edge is each playout's own first move
-    new_node = s[base[new_leaf] + m[new_leaf] - 1]
+    # The playouts per leaf as float32 (with a Python float, np.add.at leaves its fast path).
+    k_leaf = np.asarray(k, np.float32) if np.ndim(k) > 0 else None
+    _back_up_totals(tree, pairs, k_leaf, k, wins, score)
+    virtual = np.array([leaf.virtual for leaf in leaves], np.float32)
+    _back_up_mc_edges(tree, pairs, k_leaf, k, wins, virtual, first_moves, z)
+    rank, touched = _visits(pairs.s)  # the root is on every path: each node's visits ranked
+    _back_up_amaf(tree, pairs, leaves, k_leaf, k, wins, amaf_count, amaf_wins, rule, rank)
+    return touched
+
+
+def _back_up_totals(tree: Tree, pairs: _Pairs, k_leaf, k, wins: np.ndarray, score) -> None:
+    """Every node on a path: its simulations, Black's wins and the summed final score."""
+    s, li = pairs.s, pairs.li
+    k_pair = k_leaf[li] if k_leaf is not None else np.float32(k)
+    np.add.at(tree.node_n, s, k_pair)
+    np.add.at(tree.sims, s, k_pair)
+    np.add.at(tree.wins, s, wins[li])
+    if score is not None:
+        np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
+
+
+def _back_up_mc_edges(tree: Tree, pairs: _Pairs, k_leaf, k, wins: np.ndarray, virtual: np.ndarray,
+                      first_moves: np.ndarray, z: np.ndarray) -> None:
+    """MC edges (eq. 13-15): each tree action on a path, less the virtual loss put on it
+    (Leaf.virtual); at a new node, each playout's own first move."""
+    p = tree.pass_action
+    if len(pairs.edge_node):
+        es, ea, el = pairs.edge_node, pairs.edge_action, pairs.edge_leaf
+        ev = virtual[el]
+        white = tree.to_play[es] == 2
+        np.add.at(tree.node_n, es, -ev)
+        _add(tree.n, es, ea, (k_leaf[el] if k_leaf is not None else k) - ev)
+        _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
+    if len(pairs.new_node):
+        nn, nl = pairs.new_node, pairs.new_leaf
+        fm = np.asarray(first_moves)[nl]
+        acts = np.where(fm < 0, p, fm).astype(np.int64)  # PASS_POINT (and NO_MOVE, masked below)
+        rows = np.broadcast_to(nn[:, None], acts.shape)
+        ok = tree.legal[rows, acts] & (fm != NO_MOVE)
+        _add(tree.n, rows[ok], acts[ok], np.float32(1.0))
+        _add(tree.w, rows[ok], acts[ok], np.asarray(z, np.float32)[nl][ok])
+
+
+def _back_up_amaf(tree: Tree, pairs: _Pairs, leaves: list[Leaf], k_leaf, k, wins: np.ndarray,
+                  amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str, rank: np.ndarray) -> None:
+    """AMAF (eq. 16-17): the playouts' tables where not excluded, plus the tree moves that
+    `rule` credits; both only where the action is legal at s_t."""
+    p = tree.pass_action
+    s, li, base = pairs.s, pairs.li, pairs.base
     if rule == "first":
-        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(edge_action, t_edges, m, p)
+        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(pairs.edge_action, pairs.t_edges,
+                                                                          pairs.m, p)
     else:
         cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
         for i, leaf in enumerate(leaves):
@@ -175,38 +247,6 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
             cred_point += ca
             excl_pair += [b + t for t in et]
             excl_point += ea
-    off = None if offsets is None else np.asarray(offsets, np.int64)
-
-    def shift(nodes: np.ndarray, leaf: np.ndarray) -> np.ndarray:  # each leaf's tree's rows in a stack
-        return nodes if off is None else nodes + off[leaf]
-
-    s = shift(s, li)
-    per_leaf = np.ndim(k) > 0
-    k_leaf = np.asarray(k, np.float32) if per_leaf else None
-    k_pair = k_leaf[li] if per_leaf else np.float32(k)
-    # Node totals; the virtual loss is taken off the same edges it was put on (Leaf.virtual).
-    # The scalar as float32: with a Python float, np.add.at leaves its fast path.
-    np.add.at(tree.node_n, s, k_pair)
-    np.add.at(tree.sims, s, k_pair)
-    np.add.at(tree.wins, s, wins[li])
-    if score is not None:
-        np.add.at(tree.score, s, np.asarray(score, np.float32)[li])
-    if len(edge_node):
-        es, ea, el, ev = shift(edge_node, edge_leaf), edge_action, edge_leaf, edge_virtual
-        white = tree.to_play[es] == 2
-        np.add.at(tree.node_n, es, -ev)
-        _add(tree.n, es, ea, (k_leaf[el] if per_leaf else k) - ev)
-        _add(tree.w, es, ea, wins[el] - np.where(white, ev, 0.0))
-    if len(new_node):
-        nn, nl = shift(new_node, new_leaf), new_leaf
-        fm = np.asarray(first_moves)[nl]
-        acts = np.where(fm < 0, p, fm).astype(np.int64)  # PASS_POINT (and NO_MOVE, masked below)
-        rows = np.broadcast_to(nn[:, None], acts.shape)
-        ok = tree.legal[rows, acts] & (fm != NO_MOVE)
-        _add(tree.n, rows[ok], acts[ok], np.float32(1.0))
-        _add(tree.w, rows[ok], acts[ok], np.asarray(z, np.float32)[nl][ok])
-    # AMAF (eq. 16-17): the playouts' tables where not excluded, plus the credited tree moves;
-    # both only where the action is legal at s_t.
     legal = tree.legal[s, :p]
     open_ = legal.copy()
     open_[excl_pair, excl_point] = False
@@ -219,12 +259,10 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
     keep = legal[ci, cp]
     ci, cp = ci[keep], cp[keep]
     # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
-    count[ci, cp] += k_pair[ci] if per_leaf else np.float32(k)
+    count[ci, cp] += k_leaf[li][ci] if k_leaf is not None else np.float32(k)
     won[ci, cp] += wins[li[ci]]
-    rank, touched = _visits(s)
     _add_rows(tree.na, s, count, rank)
     _add_rows(tree.wa, s, won, rank)
-    return touched
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:
