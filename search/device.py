@@ -278,7 +278,7 @@ class Simulator:
             self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
             self._fetcher = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-fetch")
         prepared = concurrent.futures.Future() if ahead else None
-        started = self._worker.submit(self._start, rows, keys, calls, pools, prepared)
+        started = self._worker.submit(self._round, rows, keys, calls, pools, prepared)
         # The fetcher waits in submission order: these verdicts before this round's playouts.
         verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()))) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
@@ -318,45 +318,46 @@ class Simulator:
         one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
         int32 [len(rows[g]), 2, pool_size] (or None) per tree.  Result row g * L + i is leaf i
         of tree g; its start_prior holds the MoGo verdicts when the prior uses them."""
-        return self._start(rows, keys, calls, pools)
+        return self._round(rows, keys, calls, pools)
 
-    def _start(self, rows, keys, calls, pools, prepared: concurrent.futures.Future | None = None) -> PlayoutResult:
-        """`dispatch`, handing the round's LeafVerdicts (device arrays) to `prepared` before the
-        playouts are dispatched: on a GPU that dispatch blocks until the playout loop ends."""
+    def _round(self, rows, keys, calls, pools, prepared: concurrent.futures.Future | None = None) -> PlayoutResult:
+        """`dispatch` on this simulator's device, handing the round's LeafVerdicts (device
+        arrays) to `prepared` before the playouts are dispatched: on a GPU that dispatch blocks
+        until the playout loop ends.  A failure reaches `prepared`'s waiter too."""
         try:
-            return self._play(rows, keys, calls, pools, prepared)
+            with jax.default_device(self.device) if self.device is not None else contextlib.nullcontext():
+                g, L = len(rows), self.leaves
+                boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
+                pool = self._pool_cells(g, pools)
+                cmc = None
+                if self.config.cmc_prob > 0:
+                    if g != 1:
+                        raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
+                    cmc = self._cmc_tables(boards[0].size)
+                states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
+                                                        self.shape_tables(boards[0].size, self.device),
+                                                        self.learnt_prior)
+                if prepared is not None:
+                    prepared.set_result(verdicts)
+                res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
+                                 L, self.k, self.config, self.devices)
         except Exception as err:
             if prepared is not None and not prepared.done():  # its waiter must not wait forever
                 prepared.set_exception(err)
             raise
-
-    def _play(self, rows, keys, calls, pools, prepared) -> PlayoutResult:
-        with jax.default_device(self.device) if self.device is not None else contextlib.nullcontext():
-            return self._play_here(rows, keys, calls, pools, prepared)
-
-    def _play_here(self, rows, keys, calls, pools, prepared) -> PlayoutResult:
-        g, L = len(rows), self.leaves
-        boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
-        pool = None
-        if self.pool_size:
-            pool = np.zeros((g * L, 2, self.pool_size), np.int32)
-            for t, tp in enumerate(pools or []):
-                if tp is not None:
-                    pool[t * L: t * L + len(tp)] = tp
-        cmc = None
-        if self.config.cmc_prob > 0:
-            if g != 1:
-                raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
-            cmc = self._cmc_tables(boards[0].size)
-        states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
-                                                self.shape_tables(boards[0].size, self.device), self.learnt_prior)
-        if prepared is not None:
-            prepared.set_result(verdicts)
-        res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
-                         L, self.k, self.config, self.devices)
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=prior)
+
+    def _pool_cells(self, g: int, pools) -> np.ndarray | None:
+        """poolRave's cells for the call, int32 [G * L, 2, pool_size] (empty slots 0), or None."""
+        if not self.pool_size:
+            return None
+        pool = np.zeros((g * self.leaves, 2, self.pool_size), np.int32)
+        for t, tp in enumerate(pools or []):
+            if tp is not None:
+                pool[t * self.leaves: t * self.leaves + len(tp)] = tp
+        return pool
 
     def _verdicts_on(self, boards: list[Board], device=None) -> LeafVerdicts:
         """leaf_verdicts of `boards` (padded by the caller) computed on `device` (None: the
