@@ -3,7 +3,7 @@ function (by default the search loop, `Forest.run`), inclusive and self.
 
     py-spy record -r 400 -f raw -o SPY.txt -- python bench/host_replay.py --trees 64 --simulations 1000 --replays 6
     python bench/spy_shares.py SPY.txt [--within Forest.run] [--under main.<locals>.replay] [--top 40]
-                               [--show descend_trees,Board.after,...] [--group NAME=f,g,...]
+                               [--show descend,Board.after,...] [--group NAME=f,g,...]
 
 py-spy's raw format is one line per distinct stack, "frame;frame;... COUNT", each frame
 "function (file:line)".  `--under` keeps only stacks through that function too: in a

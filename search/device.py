@@ -2,7 +2,7 @@
 
 A round is G trees x L leaves in two jitted calls: `prepare_round` labels the leaf boards'
 chains and computes what the round's new nodes need (legal and capture masks and, for the MoGo
-and shape priors, their verdicts: `LeafVerdicts`); `play_round` plays K playouts from each
+and shape priors, their verdicts: `NodeFeatures`); `play_round` plays K playouts from each
 leaf.  The first is small and its answer can come back while the second runs, so that the next
 round's descents find this round's nodes with their priors (SearchParams.verdicts_ahead).  Both
 are dispatched from the worker thread below, not the search thread.
@@ -58,9 +58,10 @@ def round_keys(keys: jax.Array, calls: jax.Array, leaves: int) -> jax.Array:
     return jax.vmap(per_tree)(keys, calls).reshape(-1)
 
 
-class LeafVerdicts(NamedTuple):
-    """What the search needs of a round's leaf positions before their playouts end: the new
-    nodes' legal moves and prior verdicts (numpy on the host, one row per leaf)."""
+class NodeFeatures(NamedTuple):
+    """What the device says of a round's leaf positions, for the new nodes there, before their
+    playouts end (the `expand` step, search/steps.py): legal moves, and the verdicts and
+    shape strengths the prior reads (numpy on the host, one row per leaf)."""
     legal: np.ndarray  # bool [G * L, P]  points the side to move may play (simple ko, no superko)
     capture: np.ndarray  # bool [G * L, P]  those of them that capture (the host checks superko there)
     prior: np.ndarray | None  # int8 [G * L, P]  kernels/policy.prior_codes; None without the MoGo verdicts
@@ -78,8 +79,8 @@ class LeafVerdicts(NamedTuple):
         return jnp.stack([x.astype(jnp.float32) for x in self if x is not None])
 
     @classmethod
-    def unpacked(cls, rows: np.ndarray, with_prior: bool, with_pattern: bool, with_shape: bool) -> LeafVerdicts:
-        """On the host: `packed`'s numpy array back as LeafVerdicts of the dtypes above."""
+    def unpacked(cls, rows: np.ndarray, with_prior: bool, with_pattern: bool, with_shape: bool) -> NodeFeatures:
+        """On the host: `packed`'s numpy array back as NodeFeatures of the dtypes above."""
         rows = iter(rows)
         legal, capture = next(rows) > 0, next(rows) > 0
         prior = next(rows).astype(np.int8) if with_prior else None
@@ -90,9 +91,9 @@ class LeafVerdicts(NamedTuple):
 def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None,
                    learnt_prior: str | None = None):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
-    with their chains, and their LeafVerdicts.  shape_tables: the shape model's
+    with their chains, and their NodeFeatures.  shape_tables: the shape model's
     ShapeModel.point_tables (device arrays), or None; learnt_prior: the learnt policy's model
-    file whose log-strengths are the prior's (LeafVerdicts.shape), or None."""
+    file whose log-strengths are the prior's (NodeFeatures.shape), or None."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
     g = geometry_of(states)
@@ -113,7 +114,7 @@ def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, s
                  + by_prev[row(fields["prev"])])
     if learnt_prior is not None:
         shape = learnt_log_strengths(states, learnt_prior)[:, cells]
-    return states, LeafVerdicts(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
+    return states, NodeFeatures(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
                                 pattern if with_pattern else None, shape)
 
 
@@ -126,7 +127,7 @@ def learnt_log_strengths(states, path: str) -> jax.Array:
 def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
                   learnt_prior: str | None = None):
     """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
-    their chains, their LeafVerdicts packed (LeafVerdicts.packed) and the MoGo verdicts (int8
+    their chains, their NodeFeatures packed (NodeFeatures.packed) and the MoGo verdicts (int8
     [G * L, P] or None, for the playouts' result): a small call of its own, so that its answer
     comes back while the playouts of the same boards still run."""
     states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
@@ -136,7 +137,7 @@ def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
 @functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
 def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
                   learnt_prior: str | None = None) -> jax.Array:
-    """prepare_round's packed LeafVerdicts alone (Simulator.verdicts_now): no device states to
+    """prepare_round's packed NodeFeatures alone (Simulator.verdicts_now): no device states to
     hand back."""
     return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)[1].packed()
 
@@ -230,7 +231,7 @@ def auto_pick(times: list[tuple[float, object]]):
 
 
 class Submitted(NamedTuple):
-    """A round on its way: futures of its LeafVerdicts (None unless asked for) and its result."""
+    """A round on its way: futures of its NodeFeatures (None unless asked for) and its result."""
     verdicts: concurrent.futures.Future | None
     result: concurrent.futures.Future
 
@@ -249,12 +250,12 @@ class Simulator:
         self.config = config or params.playout_config()
         self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
         self.with_prior = params.uses_mogo_verdicts
-        # The shape prior's sums come from the device (LeafVerdicts.shape) unless its model has
-        # diamonds: the host then needs each point's 3x3 neighbourhood (LeafVerdicts.pattern).
+        # The shape prior's sums come from the device (NodeFeatures.shape) unless its model has
+        # diamonds: the host then needs each point's 3x3 neighbourhood (NodeFeatures.pattern).
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         self.shape_model = params.shape_model if sums else None
         self.with_pattern = params.uses_shapes and not sums
-        self.learnt_prior = params.policy_model if params.prior == "learnt" else None  # LeafVerdicts.shape's model
+        self.learnt_prior = params.policy_model if params.prior == "learnt" else None  # NodeFeatures.shape's model
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         self.cmc = None
         self._cmc_size = None
@@ -272,7 +273,7 @@ class Simulator:
 
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
         """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`
-        the round's LeafVerdicts come back first, as soon as the device has them, while the
+        the round's NodeFeatures come back first, as soon as the device has them, while the
         playouts still run (SearchParams.verdicts_ahead)."""
         if self._worker is None:
             self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gojax-device")
@@ -283,14 +284,14 @@ class Simulator:
         verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()))) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
-    def verdicts(self, boards: list[Board], rows: int) -> LeafVerdicts:
-        """The LeafVerdicts of `boards` alone (no playouts), padded to `rows` boards with the
+    def verdicts(self, boards: list[Board], rows: int) -> NodeFeatures:
+        """The NodeFeatures of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
         return self._verdicts_on(boards + [boards[0]] * (rows - len(boards)), self.device)
 
-    def verdicts_now(self, boards: list[Board]) -> LeafVerdicts:
-        """The LeafVerdicts of a few `boards` (nodes a descent reaches before their round's
+    def verdicts_now(self, boards: list[Board]) -> NodeFeatures:
+        """The NodeFeatures of a few `boards` (nodes a descent reaches before their round's
         verdicts are back), as numpy, computed on the host's CPU backend in blocks of at most
         VERDICT_BLOCK rows, each padded to a power of two: compiled code several times faster
         than the host twin's Python verdicts (kernels/host.py, search/priors.mogo_values; equal
@@ -305,11 +306,11 @@ class Simulator:
             n = len(block)
             rows = bucket(n)
             v = self._verdicts_on(block + [block[0]] * (rows - n), cpu)
-            blocks.append(v if rows == n else LeafVerdicts(*(None if x is None else x[:n] for x in v)))
+            blocks.append(v if rows == n else NodeFeatures(*(None if x is None else x[:n] for x in v)))
         self.verdicts_now_seconds += time.perf_counter() - t0
         if len(blocks) == 1:
             return blocks[0]
-        return LeafVerdicts(*(None if f[0] is None else np.concatenate(f) for f in zip(*blocks)))
+        return NodeFeatures(*(None if f[0] is None else np.concatenate(f) for f in zip(*blocks)))
 
     def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
         """Start one round (asynchronously; `jax.device_get` the result to wait for it).
@@ -321,7 +322,7 @@ class Simulator:
         return self._round(rows, keys, calls, pools)
 
     def _round(self, rows, keys, calls, pools, prepared: concurrent.futures.Future | None = None) -> PlayoutResult:
-        """`dispatch` on this simulator's device, handing the round's LeafVerdicts (device
+        """`dispatch` on this simulator's device, handing the round's NodeFeatures (device
         arrays) to `prepared` before the playouts are dispatched: on a GPU that dispatch blocks
         until the playout loop ends.  A failure reaches `prepared`'s waiter too."""
         try:
@@ -359,7 +360,7 @@ class Simulator:
                 pool[t * self.leaves: t * self.leaves + len(tp)] = tp
         return pool
 
-    def _verdicts_on(self, boards: list[Board], device=None) -> LeafVerdicts:
+    def _verdicts_on(self, boards: list[Board], device=None) -> NodeFeatures:
         """leaf_verdicts of `boards` (padded by the caller) computed on `device` (None: the
         default device), as numpy."""
         with jax.default_device(device) if device is not None else contextlib.nullcontext():
@@ -367,9 +368,9 @@ class Simulator:
                                    self.shape_tables(boards[0].size, device), self.learnt_prior)
         return self._unpack(np.asarray(packed))
 
-    def _unpack(self, rows: np.ndarray) -> LeafVerdicts:
-        """The packed verdicts of one of this simulator's calls, as LeafVerdicts."""
-        return LeafVerdicts.unpacked(rows, self.with_prior, self.with_pattern,
+    def _unpack(self, rows: np.ndarray) -> NodeFeatures:
+        """The packed verdicts of one of this simulator's calls, as NodeFeatures."""
+        return NodeFeatures.unpacked(rows, self.with_prior, self.with_pattern,
                                      self.shape_model is not None or self.learnt_prior is not None)
 
     def shape_tables(self, size: int, device=None):
@@ -383,7 +384,7 @@ class Simulator:
             self._shape_tables[key] = tuple(jax.device_put(t, device) for t in model.point_tables(size))
         return self._shape_tables[key]
 
-    def shapes_for(self, params: SearchParams, verdicts: LeafVerdicts):
+    def shapes_for(self, params: SearchParams, verdicts: NodeFeatures):
         """verdicts.shape where it is the prior of searches with `params` (their shape model is
         this simulator's; a forest may hold trees of other models), else None."""
         if params.prior == "learnt":

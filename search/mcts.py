@@ -1,12 +1,9 @@
-"""One MC-RAVE search: its tree, and the steps of a round on it.
+"""One MC-RAVE search: its tree from one position, tree reuse between moves, and its results.
 
-Start at `Search.run`, which runs the search as a forest of one (search/forest.py holds the
-loop, search/device.py the device side).  One round: descend L times from the root (virtual
-loss keeps the leaves apart, and each new leaf becomes a node at once, as in Algorithm 2's
-SIMTREE: `Search.descend`), send the L leaf positions to the device for K playouts each, then
-back up the PREVIOUS round's results while the device plays this one (`Search.back_up`).
-Both steps are written for many searches at once (`descend_trees`, `back_up_trees`: a forest's
-trees in one TreeStack); a search's own `descend` and `back_up` are those for one tree.
+`Search.run` runs it as a forest of one through the loop of search/loop.py (descend, submit,
+expand, back up: search/steps.py holds the tree side of each step, for one tree or many;
+search/device.py the device side).  `descend` and `back_up` are those steps for this tree
+alone, for tests and tools.
 """
 
 from __future__ import annotations
@@ -20,11 +17,13 @@ from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
 from gojax.search import priors
-from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
+from gojax.search.backup import Leaf
 from gojax.search.device import Simulator
+from gojax.search.loop import Rounds
 from gojax.search.params import SearchParams
-from gojax.search.select import edge_values, per_edge, q_star, refresh, refresh_path
-from gojax.search.tree import Tree, set_legal_rows, start_rows
+from gojax.search.select import q_star, refresh
+from gojax.search.steps import back_up, descend
+from gojax.search.tree import Tree
 
 
 @dataclasses.dataclass
@@ -89,7 +88,7 @@ class Search:
             raise ValueError("the tree given to a search must have the board's size and max_nodes nodes")
         self.tree = tree or Tree(board.size, params.max_nodes, params.pass_in_tree == "always")
         # Searches whose trees share a stack and whose params differ at most in the seed are
-        # backed up together (back_up_trees).
+        # backed up together (search/steps.py).
         # One key object per stack and params (TreeStack.intern): compared by identity per round.
         self.batch_key = self.tree.stack.intern((id(self.tree.stack), dataclasses.replace(params, seed=0))) \
             if self.tree.stack else None
@@ -170,40 +169,8 @@ class Search:
 
     # --- the steps of one round --------------------------------------------------------------
     def descend(self) -> Leaf:
-        """One descent from the root to a new leaf (added as a node while the budget lasts),
-        with virtual loss on its path so that the round's next descents go elsewhere.  Plain
-        Python: for one tree, numpy calls on single elements would cost more than they save
-        (`descend_trees` does the same for many trees at once; tests/test_forest.py holds the
-        two equal)."""
-        tree, params = self.tree, self.params
-        node = self.root
-        nodes, actions = [node], []
-        rule = params.in_flight_rule
-        while not tree.over[node]:
-            if not tree.initialised[node]:
-                if rule == "stop" and node != self.root:  # its playouts are on the device: play more from it
-                    break
-                self._initialise(node)
-            a = int(tree.value[node].argmax())
-            if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
-                a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
-            actions.append(a)
-            child = int(tree.child[node, a])
-            if child < 0:
-                break
-            node = child
-            nodes.append(child)
-        board = tree.boards[nodes[-1]]
-        if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
-            board = board.after(None if a == tree.pass_action else a, plain=tree.plain[nodes[-1], a])
-            if not tree.full and tree.sims[nodes[-1]] >= params.expand_after:
-                nodes.append(tree.add(board, nodes[-1], a, lazy=True))
-        leaf = Leaf(nodes, actions, board)
-        if params.virtual_loss:
-            leaf.virtual = params.virtual_loss * params.playouts_per_leaf
-            apply_virtual_loss(tree, leaf, leaf.virtual)
-            refresh_path(tree, leaf.nodes, leaf.actions, params, tree.jitter)  # the round's next leaves see it
-        return leaf
+        """One descent from the root to a new leaf (search/steps.descend for one tree)."""
+        return descend([self])[0]
 
     def leaf_boards(self, leaves: list[Leaf]) -> list[Board]:
         """The positions the device plays from: under chinese rules a finished leaf (two passes)
@@ -246,7 +213,7 @@ class Search:
         """Back a round's results (numpy, this tree's rows) up the leaves' paths, give the new
         nodes their legal moves and priors, and return (ownership summed over the playouts
         [P], playouts stopped by the move cap)."""
-        return back_up_trees([self], [leaves], [0], r)[0]
+        return back_up([self], [leaves], [0], r)[0]
 
     def _batch_priors(self, codes: np.ndarray | None) -> bool:
         """Whether a round's new nodes take their prior from the device's answer (ahead of the
@@ -269,11 +236,10 @@ class Search:
         """Search until `simulations` playouts (rounded up to whole rounds of L * K; with
         `exact`, not rounded) or `seconds` of wall time, whichever comes first.  At least one
         round always runs."""
-        from gojax.search.forest import Forest  # the loop lives there; forest.py imports this module
         if simulations is None and seconds is None:
             raise ValueError("give simulations or seconds")
         budget = None if simulations is None else max(1, simulations)
-        return Forest.of([self]).run(budget, stop_early=stop_early, seconds=seconds, exact=exact)[0]
+        return Rounds([self]).run(budget, stop_early=stop_early, seconds=seconds, exact=exact)[0]
 
     # --- reporting ---------------------------------------------------------------------------
     def result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
@@ -339,281 +305,3 @@ class Search:
                 break
             depth = deeper
         return int(depth.max()) if n else 0
-
-
-def back_up_trees(searches: list[Search], leaves: list[list[Leaf]], starts: list[int],
-                  r: PlayoutResult, ready: bool = False, playouts: np.ndarray | None = None) -> list[tuple[np.ndarray, int]]:
-    """`Search.back_up` for several searches at once: searches[j]'s leaves are the result's rows
-    starts[j] .. starts[j] + len(leaves[j]) - 1.  Several searches must share one TreeStack and
-    one `batch_key` (their params differ at most in the seed): the new nodes' priors, the backup
-    and the refresh of the touched rows are then one set of array operations over the stack.
-    `ready`: the round's new nodes were given their legal moves and priors already (from its
-    verdicts ahead of the playouts: `ready_new_nodes`).  `playouts`: float32 [leaves in all], the
-    playouts each leaf counts (None: K each; fewer: the result's rows hold only those).
-    Every search has one leaf or more.  Returns (ownership summed over the playouts [P],
-    playouts stopped by the move cap) per search."""
-    store, offs = _store(searches)
-    first = searches[0]
-    params, k = first.params, first.params.playouts_per_leaf
-    if not ready:  # their priors now, all at once (the refresh below covers them: on the paths)
-        ready_new_nodes(searches, leaves, starts, r.start_legal, r.start_capture, r.start_prior, refresh_now=False)
-    idx = _leaf_rows(leaves, starts)
-    counts = np.array([len(ls) for ls in leaves])
-    offsets = np.repeat(offs, counts)  # each leaf's tree into the stack
-    if playouts is not None:
-        k = np.asarray(playouts, np.float32)
-    k_leaf = np.broadcast_to(np.asarray(k, np.float32), len(idx))  # playouts per leaf, in idx's order
-    touched = backup_round(store, [leaf for ls in leaves for leaf in ls], k, r.wins[idx], r.first_move[idx], r.z[idx],
-                           r.amaf_count[idx], r.amaf_wins[idx], params.amaf_rule, r.score[idx].sum(1), offsets)
-    refresh(store, touched, params, store.jitter_of(touched))
-    cuts = np.cumsum(counts) - counts  # each search's first row of idx: one reduction for all
-    own = np.add.reduceat(r.ownership[idx] * k_leaf[:, None], cuts, axis=0)  # ownership: each leaf's mean
-    caps = np.add.reduceat(r.cap_hit[idx].sum(axis=1), cuts).tolist()
-    for j, search in enumerate(searches):
-        if search.move_ownership is not None:  # by each leaf's root action (none: the root is the leaf)
-            action = np.fromiter((leaf.actions[0] if leaf.actions else -1 for leaf in leaves[j]), np.int64,
-                                 len(leaves[j]))
-            part = slice(cuts[j], cuts[j] + counts[j])
-            through = action >= 0
-            ks = k_leaf[part][through]
-            np.add.at(search.move_ownership, action[through], r.ownership[idx[part][through]] * ks[:, None])
-            np.add.at(search.move_playouts, action[through], ks)
-    return list(zip(own, caps))
-
-
-def ready_new_nodes(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], legal: np.ndarray,
-                    capture: np.ndarray, codes: np.ndarray | None, refresh_now: bool = True,
-                    patterns: np.ndarray | None = None, shapes: np.ndarray | None = None) -> None:
-    """Give the new nodes of a round's leaves (rows as in `back_up_trees`) their legal moves (the
-    device's masks `legal`, bool [rows, P], less the superko repeats, which only `capture`d
-    points or plain moves that recreate a position can make) and, but under the grandfather
-    prior, their priors (the device's MoGo verdicts `codes`, int8 [rows, P], where the prior
-    uses them; and the 3x3 neighbourhoods `patterns`, int32 [rows, P], and partial shape
-    strengths `shapes`, float32 [rows, P] (LeafVerdicts.shape), where the shape prior reads
-    them: None, the host finds them) and, with `refresh_now`, their values.  Nodes
-    already given them are left alone.  The forest calls it with a round's verdicts before the
-    playouts end (verdicts_ahead), the backup with the playouts' result."""
-    store, offs = _store(searches)
-    first = searches[0]
-    flat = [leaf for ls in leaves for leaf in ls]
-    n = len(flat)
-    last = np.fromiter((leaf.nodes[-1] for leaf in flat), np.int64, n) + np.repeat(offs, [len(ls) for ls in leaves])
-    made = np.fromiter((len(leaf.nodes) > len(leaf.actions) for leaf in flat), bool, n)
-    cand = np.flatnonzero(made & ~store.legal_ready[last])
-    if not cand.size:
-        return
-    # A node two leaves of the round end at (a descent stopped there) starts once: its first leaf.
-    first_leaf: dict[int, int] = {}
-    for i, node in zip(cand.tolist(), last[cand].tolist()):
-        first_leaf.setdefault(node, i)
-    cand = list(first_leaf.values())
-    fresh = last[cand]
-    fresh_rows = _leaf_rows(leaves, starts)[cand]
-    _legal_from(store, fresh, [flat[i].board for i in cand], legal[fresh_rows], capture[fresh_rows],
-                first.tree.pass_always)
-    cold = ~store.initialised[fresh]
-    fresh, fresh_rows = fresh[cold], fresh_rows[cold]
-    if len(fresh) and first._batch_priors(codes):
-        priors.initialise(store, fresh, first.params, None if codes is None else codes[fresh_rows],
-                          None if patterns is None else patterns[fresh_rows],
-                          None if shapes is None else shapes[fresh_rows])
-        if refresh_now:
-            refresh(store, fresh, first.params, store.jitter_of(fresh))
-
-
-def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray, capture: np.ndarray,
-                pass_always: bool) -> None:
-    """The legal masks of store `nodes` (positions `boards`) from the device's masks (bool
-    [len(nodes), P]: legal under simple ko, and capturing), less the superko repeats, which
-    only captures or plain moves that recreate a position can make."""
-    mask = np.array(legal, bool)  # a copy: the superko repeats come off
-    taking: list[list[int]] = [[] for _ in boards]  # each board's legal captures, found at once
-    for i, p in zip(*(x.tolist() for x in np.nonzero(mask & capture))):
-        taking[i].append(p)
-    for i, board in enumerate(boards):  # most: no capture yet, or none now and no plain move can repeat
-        if board.emptied and (taking[i] or not board.plain_moves_are_new()):
-            repeats = board.superko_repeats(mask[i], capture[i], taking[i])
-            if repeats:
-                mask[i, list(repeats)] = False
-    set_legal_rows(store, nodes, boards, mask, pass_always)
-    store.plain[nodes, :store.pass_action] = mask & ~capture
-
-
-def _leaf_rows(leaves: list[list[Leaf]], starts: list[int]) -> np.ndarray:
-    """int [leaves in all]: each leaf's row of the round's device result (searches[j]'s leaves are
-    rows starts[j] ..), in the order of the leaves' flat list."""
-    return np.concatenate([np.arange(start, start + len(ls)) for ls, start in zip(leaves, starts)])
-
-
-def _store(searches: list[Search]):
-    """The arrays several searches are worked on through (their stack), or a lone search's tree;
-    and each search's offset into them."""
-    first = searches[0]
-    if len(searches) == 1:
-        return first.tree, np.zeros(1, np.int64)
-    if first.batch_key is None or any(s.batch_key is not first.batch_key for s in searches):
-        raise ValueError("searches worked on together share a tree stack and their params but the seed")
-    return first.tree.stack, np.array([s.tree.offset for s in searches], np.int64)
-
-
-def descend_trees(searches: list[Search]) -> list[Leaf]:
-    """One descent in each search at once (`Search.descend`): every level is one argmax over
-    the cached value rows of all the searches still descending, then the new leaves' nodes,
-    and the virtual loss on every path in one set of array operations.  Each search sees
-    exactly what a descent of its own would: the trees do not interact."""
-    if len(searches) == 1:
-        return [searches[0].descend()]
-    store, offs = _store(searches)
-    params = searches[0].params
-    rule = params.in_flight_rule
-    own_roots = np.array([s.root for s in searches], np.int64)
-    roots = offs + own_roots  # store indices
-    # Per level: the searches still descending (`live`), their store nodes (`here`), the actions
-    # taken and those actions' children (own indices, -1 where not in the tree).  A search's
-    # steps come in the order of its levels: the paths, the new leaves and the virtual loss are
-    # read off these arrays at the end, not built step by step.
-    steps = []
-    live = np.flatnonzero(~store.over[roots])
-    here = roots[live]
-    # Searches that reached a node with no verdicts yet (its playouts are still on the device, or
-    # an earlier descent of this round made it) wait there until no other search can step: then
-    # all their nodes get verdicts in one call, which costs about as much as a call for one.
-    waiting = []
-    while live.size or waiting:
-        if not live.size:
-            live, here = (np.concatenate(x) for x in zip(*waiting))
-            order = np.argsort(live)
-            live, here = live[order], here[order]
-            waiting = []
-            _initialise_nodes(searches, store, offs, live, here)
-        ready = store.initialised[here]
-        if not ready.all():
-            cold = ~ready
-            if rule == "stop":  # only roots wait; the rest end their descent there
-                cold &= here == roots[live]
-            if cold.any():
-                waiting.append((live[cold], here[cold]))
-            live, here = live[ready], here[ready]
-            continue
-        rows = store.value[here]
-        a = rows.argmax(1)
-        child = store.child[here, a]
-        if rule == "sidestep":
-            off = offs[live]
-            hit = np.flatnonzero(_pending(store, np.where(child >= 0, child + off, -1)))
-            if hit.size:
-                a[hit] = _sidestep(store, rows[hit], store.child[here[hit]], off[hit][:, None], a[hit])
-                child[hit] = store.child[here[hit], a[hit]]
-        steps.append((live, here, a, child))
-        has = child >= 0
-        if not has.all():
-            live, child = live[has], child[has]
-        here = child + offs[live]  # store indices
-        over = store.over[here]
-        if over.any():
-            live, here = live[~over], here[~over]
-    stepped, nodes_at, taken, kids = (np.concatenate(x) for x in zip(*steps)) if steps else \
-        (np.zeros(0, np.int64),) * 4
-    paths, actions = _paths(len(searches), own_roots, stepped, taken, kids)
-    ends = [path[-1] for path in paths]
-    boards = [s.tree.boards[end] for s, end in zip(searches, ends)]
-    which, nodes, parents, acts = [], [], [], []  # the new nodes: search, node, parent, action
-    miss = kids < 0
-    if miss.any():  # the leaf's move on a copy of its board; a new node where the tree has room
-        ex_j, ex_a = stepped[miss], taken[miss]
-        order = np.argsort(ex_j)
-        ex_j, ex_a = ex_j[order], ex_a[order]
-        at = np.asarray(ends, np.int64)[ex_j] + offs[ex_j]
-        pass_action = searches[0].tree.pass_action
-        for j, a, plain, grow in zip(ex_j.tolist(), ex_a.tolist(), store.plain[at, ex_a].tolist(),
-                                     (store.sims[at] >= params.expand_after).tolist()):
-            tree = searches[j].tree
-            boards[j] = board = boards[j].after(None if a == pass_action else a, plain=plain)
-            if grow and not tree.full:
-                which.append(j)
-                parents.append(ends[j])
-                acts.append(a)
-                nodes.append(tree.reserve(board))
-                paths[j].append(nodes[-1])
-    leaves = [Leaf(path, acted, board) for path, acted, board in zip(paths, actions, boards)]
-    if which:  # Tree.add(..., lazy=True) for all of them at once
-        off, own = offs[which], np.asarray(nodes, np.int64)
-        start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
-                   np.asarray(acts, np.int64), own, off)
-    if params.virtual_loss and steps:
-        _virtual_loss(store, nodes_at, taken, params, leaves, params.virtual_loss * params.playouts_per_leaf)
-    return leaves
-
-
-def _paths(n: int, roots: np.ndarray, stepped: np.ndarray, taken: np.ndarray, kids: np.ndarray):
-    """Each of n searches' path (own node indices from its root) and actions, as lists, from a
-    descent's steps: search `stepped[i]` took action `taken[i]` to child `kids[i]` (-1: not in
-    the tree, its last step), each search's steps in the order of its levels.  Appends in plain
-    Python: a few hundred of them cost less than the numpy calls per step that an array of paths
-    needs."""
-    paths, acts = [[r] for r in roots.tolist()], [[] for _ in range(n)]
-    for j, a, c in zip(stepped.tolist(), taken.tolist(), kids.tolist()):
-        acts[j].append(a)
-        if c >= 0:
-            paths[j].append(c)
-    return paths, acts
-
-
-def _pending(store, nodes):
-    """Which of `nodes` (store indices, -1 for none) wait for their playouts and prior: made by a
-    descent, not yet backed up (a finished game's node is never descended through, so it is not
-    pending)."""
-    nodes = np.asarray(nodes)
-    safe = np.maximum(nodes, 0)
-    return (nodes >= 0) & ~store.initialised[safe] & ~store.over[safe]
-
-
-def _sidestep(store, rows: np.ndarray, kids: np.ndarray, off, best: np.ndarray) -> np.ndarray:
-    """in_flight="sidestep": for each node's value row [n, A] and children [n, A] (its tree's
-    indices, `off` to the store's), the best action whose child is not pending; the old choice
-    `best` where every legal action's child is pending (the descent then gives it its prior on
-    the host)."""
-    rows = np.where(_pending(store, np.where(kids >= 0, kids + off, -1)), -np.inf, rows)
-    alt = rows.argmax(1)
-    return np.where(np.isfinite(rows[np.arange(len(rows)), alt]), alt, best)
-
-
-def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np.ndarray, nodes: np.ndarray) -> None:
-    """`Search._initialise` of one node (store index) in each search `which` at once: one
-    prior call and one refresh for all (the grandfather prior reads each tree's parents by
-    the tree's own indices: node by node)."""
-    params = searches[0].params
-    if params.prior == "grandfather":
-        for j, n in zip(which.tolist(), nodes.tolist()):
-            searches[j]._initialise(n - int(offs[j]))
-        return
-    # Their verdicts from compiled code on the host's CPU (Simulator.verdicts_now), as the device
-    # gives a round's new nodes theirs: the same legal masks and priors as the host twin's.
-    boards = [store.boards[n] for n in nodes.tolist()]
-    simulator = searches[0].simulator
-    v = simulator.verdicts_now(boards)
-    bare = np.flatnonzero(~store.legal_ready[nodes])
-    if bare.size:
-        _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
-                    searches[0].tree.pass_always)
-    priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v))
-    refresh(store, nodes, params, store.jitter_of(nodes))
-
-
-def _virtual_loss(store, s: np.ndarray, a: np.ndarray, params: SearchParams, leaves: list[Leaf],
-                  amount: float) -> None:
-    """Count `amount` lost simulations for the mover on every edge of the leaves' paths (the
-    store node `s` and action `a` of each, int [E]) and refresh those edges' values, so that
-    the round's next descents see it.  Within a path the nodes are distinct, and paths of
-    different trees never meet: no edge is hit twice."""
-    for leaf in leaves:
-        leaf.virtual = amount
-    store.n[s, a] += amount
-    store.node_n[s] += amount
-    white = store.to_play[s] == 2
-    store.w[s[white], a[white]] += amount
-    if per_edge(params):  # only the edges changed
-        store.value[s, a] = edge_values(store, s, a, params).astype(np.float32) + store.jitter_at(s, a)
-    else:
-        rows = np.unique(s)
-        refresh(store, rows, params, store.jitter_of(rows))

@@ -227,7 +227,7 @@ def test_nodes_expand_after_their_own_simulations_in_a_forest_as_alone():
 
 
 def test_the_verdicts_ahead_are_the_rounds_own():
-    """Simulator.submit(ahead=True): the LeafVerdicts that come back before the playouts are
+    """Simulator.submit(ahead=True): the NodeFeatures that come back before the playouts are
     the legal and capture masks and MoGo codes of the same leaf positions (row for row, padded
     rows included), equal to what the round's result carries."""
     from gojax.search.device import Simulator
