@@ -148,8 +148,9 @@ class Rounds:
             run.wait += now
             self.last_timing = {"seconds": seconds, "host_seconds": run.host, "host_cpu_seconds": cpu,
                                 "device_wait_seconds": run.wait, "simulations": sum(run.done)}
-            return [s.result(run.done[t], seconds, run.host, cpu, run.wait, run.own[t] / max(run.done[t], 1),
-                             run.caps[t]) for t, s in enumerate(self.searches)]
+            return [s.result(simulations=run.done[t], seconds=seconds, host=run.host, cpu=cpu, wait=run.wait,
+                             ownership=run.own[t] / max(run.done[t], 1), cap_hits=run.caps[t])
+                    for t, s in enumerate(self.searches)]
         finally:
             if collecting:
                 gc.enable()

@@ -242,8 +242,10 @@ class Search:
         return Rounds([self]).run(budget, stop_early=stop_early, seconds=seconds, exact=exact)[0]
 
     # --- reporting ---------------------------------------------------------------------------
-    def result(self, sims, seconds, host, cpu, wait, ownership, caps) -> SearchResult:
-        """The search's answer: root statistics, the move, the principal variation."""
+    def result(self, *, simulations: int, seconds: float, host: float, cpu: float, wait: float,
+               ownership: np.ndarray, cap_hits: int) -> SearchResult:
+        """The search's answer: root statistics, the move, the principal variation; the run's
+        counts and clocks (SearchResult's fields of the same names) as given."""
         tree, params, root = self.tree, self.params, self.root
         mover_black = tree.to_play[root] == 1
         pc, prior_wins_black = priors.experience(tree, root, params)
@@ -273,9 +275,9 @@ class Search:
         root_black = tree.wins[root] / tree.sims[root] if tree.sims[root] else 0.5
         return SearchResult(
             move=best.move, value=best.q if best.visits else best.q_star,
-            root_value=float(mine(root_black)), simulations=sims, seconds=seconds,
+            root_value=float(mine(root_black)), simulations=simulations, seconds=seconds,
             host_seconds=host, host_cpu_seconds=cpu, device_wait_seconds=wait, nodes=tree.num_nodes, max_depth=self._depth(),
-            moves=stats, pv=self._pv(), ownership=ownership.astype(np.float32), cap_hits=caps)
+            moves=stats, pv=self._pv(), ownership=ownership.astype(np.float32), cap_hits=cap_hits)
 
     def variation(self, action: int, max_len: int = 20) -> list[int | None]:
         """The line starting with root `action` (point, or P for pass), then most visited."""

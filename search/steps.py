@@ -144,21 +144,26 @@ def _store(searches: list[Search]):
 
 
 def descend(searches: list[Search]) -> list[Leaf]:
-    """One descent in each search at once (`Search.descend`'s, for each): every level is one argmax over
-    the cached value rows of all the searches still descending, then the new leaves' nodes,
-    and the virtual loss on every path in one set of array operations.  Each search sees
-    exactly what a descent of its own would: the trees do not interact."""
+    """One descent in each search at once (`Search.descend`'s, for each): every level is one
+    argmax over the cached value rows of all the searches still descending (`_walk`), then the
+    new leaves' nodes and the virtual loss on every path in one set of array operations
+    (`_leaves`).  Each search sees exactly what a descent of its own would: the trees do not
+    interact."""
     if len(searches) == 1:
         return [_descend_one(searches[0])]
     store, offs = _store(searches)
+    own_roots = np.array([s.root for s in searches], np.int64)
+    steps = _walk(searches, store, offs, offs + own_roots)
+    return _leaves(searches, store, offs, own_roots, steps)
+
+
+def _walk(searches: list[Search], store, offs: np.ndarray, roots: np.ndarray) -> list[tuple]:
+    """The descents' steps from the `roots` (store indices), level by level: per level the
+    searches still descending (`live`), their store nodes (`here`), the actions taken and those
+    actions' children (own indices, -1 where not in the tree).  A search's steps come in the
+    order of its levels."""
     params = searches[0].params
     rule = params.in_flight_rule
-    own_roots = np.array([s.root for s in searches], np.int64)
-    roots = offs + own_roots  # store indices
-    # Per level: the searches still descending (`live`), their store nodes (`here`), the actions
-    # taken and those actions' children (own indices, -1 where not in the tree).  A search's
-    # steps come in the order of its levels: the paths, the new leaves and the virtual loss are
-    # read off these arrays at the end, not built step by step.
     steps = []
     live = np.flatnonzero(~store.over[roots])
     here = roots[live]
@@ -199,6 +204,14 @@ def descend(searches: list[Search]) -> list[Leaf]:
         over = store.over[here]
         if over.any():
             live, here = live[~over], here[~over]
+    return steps
+
+
+def _leaves(searches: list[Search], store, offs: np.ndarray, own_roots: np.ndarray, steps: list[tuple]) -> list[Leaf]:
+    """The descents' leaves from their steps (`_walk`): the paths, the leaf's move on a copy of
+    its board, a new node where the tree has room (all made at once), and the virtual loss on
+    every path."""
+    params = searches[0].params
     stepped, nodes_at, taken, kids = (np.concatenate(x) for x in zip(*steps)) if steps else \
         (np.zeros(0, np.int64),) * 4
     paths, actions = _paths(len(searches), own_roots, stepped, taken, kids)
