@@ -670,11 +670,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("gtp", "analysis"):  # engines: often more than one process per GPU
         share_gpu_memory()
     if getattr(args, "jobs", 1) > 1 and args.command == "bench":  # the threads are the job processes' to set
-        args.job_setup, threads = (threads, boards, on_cpu), 0
+        args.job_setup, threads = (threads, boards, on_cpu, False, args.board), 0
     # Many searches or positions per device call: on a CPU, one virtual device per core (runtime.split_cpu_devices).
     big = args.command in ("evaluate", "analyze") or bool(getattr(args, "parallel_games", 0))
     _start_distributed(args)  # before anything creates a backend, as configure_process may
-    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big)
+    size = getattr(args, "size", None) if args.command == "gtp" else getattr(args, "board", None)
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big, size)
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied
     return args.func(args)

@@ -21,7 +21,8 @@ default pool (and, but for the bare `gojax bench`, a device per core: below).
 evaluate`, `gojax analyze`, the arena) gets one virtual XLA device per core, and its batches are
 split over them (shard_map) instead of each kernel over the pool's threads: each device's share
 runs on a thread of its own, with no hand-offs inside a kernel (bench/README.md, "Threads and
-cores").  Small-batch searches keep one device: split, they ran slower.
+cores").  Small-batch searches keep one device below SPLIT_BOARD: split, they ran slower; on
+13x13 and 19x19 a lone search's boards split too.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
@@ -153,21 +154,29 @@ def _backends_exist() -> bool:
 # CPU thread pool").
 SMALL_BATCH = 64
 
+# From this board size on, a search's call is long enough (a playout of ~400 moves on 19x19)
+# that its boards split over a device per core beat one thread even at the default 32 boards
+# (bench/RESULTS.md, "19x19 on two cores"); below it, one thread wins.
+SPLIT_BOARD = 13
 
-def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool) -> int:
-    """The automatic --cpu-threads: 1 for a small-batch search on the CPU, else 0 (every core)."""
-    return 1 if on_cpu and boards_per_call is not None and boards_per_call <= SMALL_BATCH else 0
+
+def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool, board_size: int | None = None) -> int:
+    """The automatic --cpu-threads: 1 for a small-batch search on the CPU below SPLIT_BOARD,
+    else 0 (every core)."""
+    small = boards_per_call is not None and boards_per_call <= SMALL_BATCH
+    return 1 if on_cpu and small and (board_size or 0) < SPLIT_BOARD else 0
 
 
 def configure_cpu_threads(requested: int | None, boards_per_call: int | None,
-                          playouts_on_cpu: bool = False) -> int | None:
+                          playouts_on_cpu: bool = False, board_size: int | None = None) -> int | None:
     """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread
     for a search of at most SMALL_BATCH boards per device call on a CPU backend, or whose
     playouts may run on the CPU beside an accelerator (`playouts_on_cpu`: --playout-device cpu
     or auto), every core otherwise).  boards_per_call: L x K for search commands, None for the
-    others.  Returns the limit applied, None if none."""
+    others; board_size: the board the process searches (None: not known).  Returns the limit
+    applied, None if none."""
     if requested is None:
-        requested = auto_cpu_threads(boards_per_call, playouts_on_cpu or backend_is_cpu())
+        requested = auto_cpu_threads(boards_per_call, playouts_on_cpu or backend_is_cpu(), board_size)
     if requested and limit_cpu_threads(requested):
         return requested
     return None
@@ -217,17 +226,18 @@ def enable_compile_cache(path: str) -> None:
 
 def configure_process(compile_cache: bool, cpu_threads: int | None = None,
                       boards_per_call: int | None = None, playouts_on_cpu: bool = False,
-                      big_batches: bool = False) -> int | None:
+                      big_batches: bool = False, board_size: int | None = None) -> int | None:
     """A gojax process's JAX settings, before anything creates a backend: GPU graphs, the
     compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads), and on a
     CPU backend with the threads left automatic, one virtual device per core where the process
-    plays big batches (`big_batches`, or more than SMALL_BATCH boards per call:
-    split_cpu_devices); returns the thread limit applied."""
+    plays big batches (`big_batches`, more than SMALL_BATCH boards per call, or a search on a
+    board of SPLIT_BOARD or more: split_cpu_devices); returns the thread limit applied."""
     enable_gpu_graphs()
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
-    applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu)
-    if cpu_threads is None and applied is None and (big_batches or (boards_per_call or 0) > SMALL_BATCH):
+    applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu, board_size)
+    big_board = boards_per_call is not None and (board_size or 0) >= SPLIT_BOARD
+    if cpu_threads is None and applied is None and (big_batches or big_board or (boards_per_call or 0) > SMALL_BATCH):
         split_cpu_devices()
     return applied
 

@@ -210,7 +210,9 @@ def playout_candidates(choice: str) -> list:
         if choice == "cpu":
             raise ValueError("playout device cpu: JAX runs without its CPU backend here (JAX_PLATFORMS)")
         return [None]
-    if choice == "cpu" or jax.local_devices()[0].platform == "cpu":
+    if jax.local_devices()[0].platform == "cpu":
+        return [None]  # the default devices are the CPU's (one per core where the process split it)
+    if choice == "cpu":
         return [cpu]
     return [None, cpu]
 
