@@ -168,18 +168,12 @@ class SearchParams:
             raise ValueError(f"waves must be 1 .. leaves ({self.leaves}), got {self.waves}")
 
     def playout_config(self):
-        """The device policy these parameters ask for (kernels/playout.PlayoutConfig)."""
+        """The device policy these parameters ask for (kernels/playout.PlayoutConfig): every
+        PlayoutConfig field that SearchParams has, by name; the rest keep the kernel's defaults
+        (the search's defaults differ in two: MoGo playouts and the mercy rule on)."""
         from gojax.kernels.playout import PlayoutConfig
-        return PlayoutConfig(policy=self.policy, amaf_rule=self.amaf_rule, amaf_rule_moves=self.amaf_rule_moves,
-                             amaf_horizon=self.amaf_horizon, amaf_decay=self.amaf_decay,
-                             pool_prob=self.pool_prob,
-                             cmc_prob=self.cmc_prob, nakade_prob=self.nakade_prob, save_prob=self.save_prob,
-                             pattern_prob=self.pattern_prob, capture_prob=self.capture_prob,
-                             fill_board_prob=self.fill_board_prob, self_atari_prob=self.self_atari_prob,
-                             two_lib_prob=self.two_lib_prob, playout_patterns=self.playout_patterns,
-                             mercy=self.mercy, policy_model=self.policy_model, policy_scale=self.policy_scale,
-                             amaf_max_prob=self.amaf_max_prob, uniform_mix=self.uniform_mix,
-                             fallback=self.fallback)
+        return PlayoutConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(PlayoutConfig)
+                                if hasattr(self, f.name)})
 
     @property
     def uses_mogo_verdicts(self) -> bool:

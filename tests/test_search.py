@@ -486,3 +486,17 @@ def test_score_lead_per_move_is_the_mean_score_of_the_playouts_through_its_node(
         child = tree.child[root, tree.pass_action if m.move is None else m.move]
         assert m.score_lead == pytest.approx(sign * tree.score[child] / tree.sims[child], rel=1e-5)
     assert sign * r.moves[0].score_lead > 10  # Black far ahead, whoever moves
+
+
+def test_the_search_passes_every_playout_setting_it_has_to_the_kernels():
+    """SearchParams.playout_config copies fields by name: a playout setting added to both
+    classes reaches the device; the kernel-only ones keep the kernel's defaults."""
+    import dataclasses
+
+    from gojax.kernels.playout import PlayoutConfig
+    kernel_only = {"move_cap", "cycle_window", "cycle_moves", "save_min_liberties", "cmc_min_count"}
+    names = {f.name for f in dataclasses.fields(PlayoutConfig)}
+    assert names - {f.name for f in dataclasses.fields(SearchParams)} == kernel_only
+    config = SearchParams(policy="uniform", mercy=0.5, two_lib_prob=0.25, amaf_horizon=7).playout_config()
+    assert (config.policy, config.mercy, config.two_lib_prob, config.amaf_horizon) == ("uniform", 0.5, 0.25, 7)
+    assert config.move_cap == PlayoutConfig().move_cap
