@@ -260,3 +260,35 @@ def test_two_processes_with_jax_distributed_play_the_games_of_one(tmp_path):
     (two / "results.jsonl").write_text("".join(lines[:2]) + lines[2][:25])  # cut short in game 3
     two_processes(two)
     assert games(two) == games(one)
+
+
+def test_an_in_process_engine_plays_the_game_its_gtp_process_plays(tmp_path):
+    """match.Game drives either kind of engine: gojax as a Player in this process (InProcessEngine)
+    against GNU Go makes, move for move, the game that `gojax gtp` in its own process makes."""
+    import io
+
+    from gojax.engine_config import EngineConfig
+    from gojax.kernels.geometry import BLACK, WHITE
+    from gojax.match import Game
+    from gojax.player import Player
+    from gojax.sgf import load_sgf
+    cfg = MatchConfig(engine_a=GOJAX, engine_b=gnugo(), games=1, size=7, out=str(tmp_path / "gtp"), max_moves=40,
+                      gnugo=gnugo(), name_a="gojax", name_b="gnugo", vary_seeds=False)
+    by_gtp = play_game(cfg, 0)
+    config = EngineConfig.from_command(GOJAX)
+    player = Player(7, cfg.komi, config.params, config.player_options(io.StringIO(), verbose=False))
+    here = dataclasses.replace(cfg, out=str(tmp_path / "here"))
+    game = Game(here, 0, {BLACK: "gojax", WHITE: "gnugo"}, {BLACK: config.command(), WHITE: gnugo()},
+                players={BLACK: player})
+    try:
+        game.start(here)
+        assert not game.external_to_move()
+        while not game.over:
+            game.answer(*game.ask(here.move_timeout), here)
+        by_game = game.record(here)
+    finally:
+        game.close()
+    moves = [load_sgf((pathlib.Path(c.out) / r["sgf"]).read_bytes())[1]["moves"] for c, r in
+             ((cfg, by_gtp), (here, by_game))]
+    assert moves[0] == moves[1] and len(moves[0]) > 10
+    assert by_game["result"] == by_gtp["result"] and by_game["commands"]["gojax"] == config.command()
