@@ -4,7 +4,8 @@ Two studies, each a series of resumable matches (gojax/match.py) under one folde
   selfplay  gojax at 2N simulations vs gojax at N, colours alternating (seed 004, Table 1)
   gnugo     gojax at N simulations vs GNU Go (level 10 by default; seed 000, Table 1)
 Writes OUT/scaling.csv (one row per N: games, wins, win rate, standard error, Elo and its 95%
-interval) and OUT/scaling.png (win rate vs N with error bars; Elo vs log2 N).
+interval) and OUT/scaling.png (win rate vs N with error bars, MoGo's published points beside
+them on 9x9 and, for self-play, 19x19; Elo vs log2 N).
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ from gojax.match import MatchConfig, run_match
 
 FIELDS = ["study", "n", "games", "wins", "win_rate", "stderr", "win_lo", "win_hi", "elo", "elo_lo", "elo_hi"]
 
-# Published 9x9 points drawn beside ours: (N, win rate).  selfplay: 2N vs N, MoGo, seed 004
-# Table 1; gnugo: MoGo against GNU Go 3.7.10 level 10, hand-selected schedule, seed 000 Table 1.
-PUBLISHED = {"selfplay": ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711), (4000, 0.687), (16000, 0.665)]),
-             "gnugo": ("MoGo vs GNU Go 3.7.10 (Gelly & Silver 2011, Table 1)", [(3000, 0.69), (10000, 0.82)])}
+# Published points drawn beside ours, by (study, board size): (N, win rate).  selfplay: 2N vs N,
+# MoGo, seed 004 Table 1 (its 9x9 and 19x19 columns); gnugo: MoGo against GNU Go 3.7.10 level 10,
+# hand-selected schedule, seed 000 Table 1.
+PUBLISHED = {
+    ("selfplay", 9): ("MoGo, 2N vs N (Lee et al., Table 1)", [(1000, 0.711), (4000, 0.687), (16000, 0.665)]),
+    ("selfplay", 19): ("MoGo, 2N vs N, 19x19 (Lee et al., Table 1)",
+                       [(1000, 0.905), (4000, 0.845), (16000, 0.802), (256000, 0.585)]),
+    ("gnugo", 9): ("MoGo vs GNU Go 3.7.10 (Gelly & Silver 2011, Table 1)", [(3000, 0.69), (10000, 0.82)]),
+}
 
 
 ELO_DRAWN = 800  # where the plot draws an infinite Elo
@@ -87,10 +93,11 @@ def write_outputs(rows: list[dict], out: str, size: int = 9) -> None:
     plot(rows, os.path.join(out, "scaling.png"), size)
 
 
-def plot(rows: list[dict], path: str, size: int = 9) -> None:
+def plot(rows: list[dict], path: str, size: int = 9) -> list[str]:
     """Win rate against N and Elo against log2 N, with 95% Wilson intervals (an infinite Elo, all
-    games won or lost, is drawn at +-ELO_DRAWN); on 9x9 the published MoGo points (PUBLISHED)
-    are drawn beside gojax's."""
+    games won or lost, is drawn at +-ELO_DRAWN); the published MoGo points of the study and
+    board size (PUBLISHED: 9x9, and 19x19 for self-play) are drawn beside gojax's.  Returns the
+    win-rate panel's legend."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -99,8 +106,8 @@ def plot(rows: list[dict], path: str, size: int = 9) -> None:
     ns = [r["n"] for r in rows]
     ax1.errorbar(ns, [r["win_rate"] for r in rows], fmt="o-", capsize=3, label="gojax",
                  yerr=[[r["win_rate"] - r["win_lo"] for r in rows], [r["win_hi"] - r["win_rate"] for r in rows]])
-    if size == 9 and study in PUBLISHED:
-        label, points = PUBLISHED[study]
+    if (study, size) in PUBLISHED:
+        label, points = PUBLISHED[study, size]
         ax1.plot([n for n, _ in points], [w for _, w in points], "s--", color="grey", label=label)
         ticks = sorted(set(ns) | {n for n, _ in points})
     else:
@@ -121,3 +128,4 @@ def plot(rows: list[dict], path: str, size: int = 9) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return ax1.get_legend_handles_labels()[1]

@@ -292,3 +292,12 @@ def test_an_in_process_engine_plays_the_game_its_gtp_process_plays(tmp_path):
              ((cfg, by_gtp), (here, by_game))]
     assert moves[0] == moves[1] and len(moves[0]) > 10
     assert by_game["result"] == by_gtp["result"] and by_game["commands"]["gojax"] == config.command()
+
+
+def test_a_19x19_scaling_plot_draws_mogos_19x19_column_beside_gojax(tmp_path):
+    from gojax.scaling import plot
+    rows = [{"study": "selfplay", "n": n, "win_rate": w, "win_lo": w - 0.1, "win_hi": w + 0.1, "elo": 100.0,
+             "elo_lo": 50.0, "elo_hi": 150.0} for n, w in ((250, 0.8), (500, 0.75))]
+    assert sorted(plot(rows, str(tmp_path / "s19.png"), 19)) == ["MoGo, 2N vs N, 19x19 (Lee et al., Table 1)", "gojax"]
+    assert plot(rows, str(tmp_path / "s13.png"), 13) == ["gojax"]  # nothing published on 13x13
+    assert (tmp_path / "s19.png").stat().st_size > 0
