@@ -177,7 +177,7 @@ class Player:
         if self.board.to_play != color:
             self.board.to_play = color
             self.board.ko = None
-        clock_seconds = self.clock.seconds_for_move(color, int((self.board.stones == 0).sum()))
+        clock_seconds = self.clock.seconds_for_move(color, int((self.board.stones == 0).sum()), self.board.size ** 2)
         if seconds is None and clock_seconds is not None:
             seconds, simulations = clock_seconds, simulations or self.options.simulations
         elif seconds is None and simulations is None:
