@@ -25,8 +25,8 @@ from gojax.search.device import PLAYOUT_DEVICES
 from gojax.search.params import CHOICES, SearchParams
 
 DEFAULT_SIMULATIONS = 3000  # per move, when neither --simulations nor --seconds is given
-SMALL_BATCH_HELP = "on a CPU backend, 1 when L x K x T <= {small} and one virtual device per core, each on one " \
-                   "thread, above; else every core"
+GTP_THREADS_HELP = "on a CPU backend, 1 when L x K x T <= {small} below 13x13 (--size), else one virtual device " \
+                   "per core, each on one thread; every core elsewhere"
 
 
 # --- argparse types: a bad number is one line and exit code 2 ------------------------------------
@@ -232,7 +232,8 @@ def add_engine_options(p) -> None:
 
 
 def add_gtp_options(p) -> None:
-    """`gojax gtp`'s options: the engine's and the session's (board, logs, GUI quirks)."""
+    """`gojax gtp`'s options: the engine's, and those of the GTP process around it (board,
+    logs, GUI quirks, XLA threads)."""
     p.add_argument("--size", type=board_size, default=9, help="initial board size (default 9)")
     p.add_argument("--komi", type=float, default=7.5)
     p.add_argument("--log-file", default=None, help="write logs here instead of stderr")
@@ -241,7 +242,7 @@ def add_gtp_options(p) -> None:
                    help="answer `version` with 0.17.0: Lizzie takes any engine for Leela Zero and stalls below 0.15")
     p.add_argument("--no-warmup", action="store_true",
                    help="do not compile at clear_board (the first genmove on each size compiles)")
-    add_cpu_threads(p, SMALL_BATCH_HELP)
+    add_cpu_threads(p, GTP_THREADS_HELP)
     add_engine_options(p)
 
 

@@ -236,8 +236,9 @@ def configure_process(compile_cache: bool, cpu_threads: int | None = None,
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
     applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu, board_size)
-    big_board = boards_per_call is not None and (board_size or 0) >= SPLIT_BOARD
-    if cpu_threads is None and applied is None and (big_batches or big_board or (boards_per_call or 0) > SMALL_BATCH):
+    # A search splits exactly where it would not get one thread on a CPU (auto_cpu_threads).
+    search_splits = boards_per_call is not None and auto_cpu_threads(boards_per_call, True, board_size) == 0
+    if cpu_threads is None and applied is None and (big_batches or search_splits):
         split_cpu_devices()
     return applied
 
