@@ -562,6 +562,8 @@ def _add_learn_policy(sub):
     p.add_argument("--learning-rate", type=float, default=0.05, help="Adam's step (0.05)")
     p.add_argument("--l2", type=float, default=1e-5, help="L2 penalty on the weights (1e-5)")
     p.add_argument("--seed", type=int, default=0, help="held-out games and batch order")
+    p.add_argument("--init", metavar="NPZ", help="start from this model's weights; the L2 penalty then pulls "
+                                                 "towards them (e.g. refine the bundled model on a stronger teacher)")
     p.set_defaults(func=_run_learn_policy)
 
 
@@ -583,7 +585,8 @@ def _run_policy_job(command: str, args, inputs: list[str], job) -> int:
 
 def _run_learn_policy(args) -> int:
     from gojax import learn_policy
-    return _run_policy_job("learn-policy", args, [args.data], learn_policy.main)  # ValueErrors name the file
+    inputs = [args.data] + ([args.init] if args.init else [])
+    return _run_policy_job("learn-policy", args, inputs, learn_policy.main)  # ValueErrors name the file
 
 
 def _add_balance_policy(sub):

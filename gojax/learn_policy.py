@@ -1,10 +1,13 @@
 """`gojax learn-policy`: fit the learnt playout policy (kernels/learnt.py) to a teacher's move
 distributions, and measure how well it predicts them on held-out games.
 
-The data is a positions.npz of bench/teacher_data.py: games' moves, and per position Pachi's
-pattern-prior percents over the moves.  The fit maximises the likelihood of the teacher's
-distribution (cross-entropy, with an L2 penalty) over the legal moves that are not own eyes,
-the moves a playout may draw; games are split into training and held-out ones by a fixed hash.
+The data is a positions.npz of bench/teacher_data.py (per position Pachi's pattern-prior
+percents over the moves) or bench/teacher_policy.py (KataGo's network policy, exact, in
+`policy`).  The fit maximises the likelihood of the teacher's distribution (cross-entropy, with
+an L2 penalty) over the legal moves that are not own eyes, the moves a playout may draw; games
+are split into training and held-out ones by a fixed hash.  With a starting model (`--init`)
+the penalty pulls towards its weights, not towards 0: a few thousand strong labels then refine a
+model fitted on many weaker ones, and shapes they never show keep their old weights.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ class FitConfig:
     batch: int = 1024  # positions per step
     learning_rate: float = 0.05
     l2: float = 1e-5  # times the sum of squared weights, per position
-    floor: float = 0.1  # percent given to a legal move the teacher rated 0 or left unlabelled
+    # percent given to a legal move the teacher rated 0 or left unlabelled (Pachi's percents), or
+    # called illegal (KataGo's exact policy: its own zeros stay 0)
+    floor: float = 0.1
     held_out: float = 0.1  # share of games kept for measuring
     seed: int = 0
 
@@ -103,9 +108,12 @@ def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Da
         if progress:
             progress(s + len(part), len(boards))
     feats, legal = np.concatenate(feats), np.concatenate(legal)
-    pct = data["percent"].astype(np.float32)
-    pct = np.where(data["percent"] == UNLABELLED, 0.0, pct)
-    target = np.where(legal, np.maximum(pct, floor), 0.0)
+    if "policy" in data:  # exact probabilities (teacher_policy.py): the floor only where the teacher says illegal
+        pct = data["policy"].astype(np.float32) * 100.0
+        target = np.where(legal, np.where(pct >= 0, pct, floor), 0.0)
+    else:
+        pct = np.where(data["percent"] == UNLABELLED, 0.0, data["percent"].astype(np.float32))
+        target = np.where(legal, np.maximum(pct, floor), 0.0)
     keep = legal.any(1)
     target = target[keep] / target[keep].sum(1, keepdims=True)
     return Dataset(feats=feats[keep], legal=legal[keep], target=target.astype(np.float32),
@@ -130,12 +138,15 @@ def _log_probs(w: jax.Array, feats: jax.Array, legal: jax.Array) -> jax.Array:
 _log_probs_jit = jax.jit(_log_probs)
 
 
-def fit(ds: Dataset, train: np.ndarray, config: FitConfig = FitConfig(), progress=None) -> np.ndarray:
-    """float32 [N_WEIGHTS]: maximum-likelihood weights on the `train` positions (Adam)."""
+def fit(ds: Dataset, train: np.ndarray, config: FitConfig = FitConfig(), progress=None,
+        init: np.ndarray | None = None) -> np.ndarray:
+    """float32 [N_WEIGHTS]: maximum-likelihood weights on the `train` positions (Adam), from
+    `init` (and penalised towards it) when given, else from 0."""
+    w0 = jnp.zeros(learnt.N_WEIGHTS, jnp.float32) if init is None else jnp.asarray(init, jnp.float32)
 
     def loss(w, feats, legal, target):
         lp = _log_probs(w, feats, legal)
-        return -(target * jnp.where(legal, lp, 0.0)).sum(-1).mean() + config.l2 * (w * w).sum()
+        return -(target * jnp.where(legal, lp, 0.0)).sum(-1).mean() + config.l2 * ((w - w0) ** 2).sum()
 
     @jax.jit
     def step(w, m, v, t, feats, legal, target):
@@ -145,7 +156,7 @@ def fit(ds: Dataset, train: np.ndarray, config: FitConfig = FitConfig(), progres
         mh, vh = m / (1 - 0.9 ** t), v / (1 - 0.999 ** t)
         return w - config.learning_rate * mh / (jnp.sqrt(vh) + 1e-8), m, v, val
 
-    w = jnp.zeros(learnt.N_WEIGHTS, jnp.float32)
+    w = w0
     m, v = jnp.zeros_like(w), jnp.zeros_like(w)
     rng = np.random.default_rng(config.seed)
     n_steps = max(1, len(train) // config.batch)
@@ -197,10 +208,18 @@ def main(args) -> None:
     ds = build(args.data, config.floor, progress=lambda i, n: say(f"features {i}/{n}") if i % 20480 < 2048 else None)
     train, test = split(ds, config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions")
-    weights = fit(ds, train, config, progress=lambda e, n, loss: say(f"epoch {e}/{n}: training loss {loss:.4f}"))
-    report = {"data": args.data, "config": dataclasses.asdict(config), "train_positions": int(len(train)),
-              "held_out": evaluate(ds, test, weights), "train": evaluate(ds, train[:20000], weights)}
     size = int(np.load(args.data)["size"])
+    init = None
+    if getattr(args, "init", None):
+        init, init_size = learnt.load_model(args.init)
+        if init_size != size:
+            raise ValueError(f"--init {args.init} was fitted on {init_size}x{init_size}, the data is {size}x{size}")
+        say(f"from {args.init}: held out {evaluate(ds, test, init)}")
+    weights = fit(ds, train, config, progress=lambda e, n, loss: say(f"epoch {e}/{n}: training loss {loss:.4f}"),
+                  init=init)
+    report = {"data": args.data, "init": getattr(args, "init", None) or "", "config": dataclasses.asdict(config),
+              "train_positions": int(len(train)), "held_out": evaluate(ds, test, weights),
+              "train": evaluate(ds, train[:20000], weights)}
     learnt.save_model(args.out, weights, size, report=json.dumps(report))
     print(json.dumps(report, indent=1))
     say(f"model -> {args.out}")

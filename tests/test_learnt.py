@@ -287,3 +287,45 @@ def test_a_model_for_another_size_stops_the_playouts_before_they_start():
     from gojax.kernels.geometry import Geometry
     with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 7x7"):
         run_playouts(empty_boards(Geometry(7), 1), jax.random.key(0), 2, PlayoutConfig(policy="learnt"))
+
+
+KATAGO = Path(__file__).parent / "data" / "teacher_katago_small.npz"  # 32 positions, bench/teacher_policy.py
+
+
+def test_katago_labels_sit_on_the_right_points():
+    """KataGo numbers its policy from the top row, gojax from the bottom: KataGo's 'illegal' (-1)
+    must fall on exactly the points gojax finds illegal."""
+    data = dict(np.load(KATAGO))
+    for b, pol in zip(learn_policy.replay(data), data["policy"]):
+        legal = np.asarray(rules.legal_mask(from_host(b)))[b.geometry.point_to_cell]
+        np.testing.assert_array_equal(pol >= 0, legal)  # stones, suicides and a ko point: -1
+        assert abs(pol[legal].sum() - 1) < 0.1  # the rest is a pass
+
+
+def test_the_fit_reads_katagos_exact_policy():
+    ds = learn_policy.build(str(KATAGO))
+    data = dict(np.load(KATAGO))
+    p = np.where(ds.legal, np.where(data["policy"] >= 0, data["policy"], 0.001), 0)
+    np.testing.assert_allclose(ds.target, p / p.sum(1, keepdims=True), atol=1e-6)
+
+
+def test_a_fit_from_a_starting_model_is_pulled_towards_it(tmp_path):
+    init, _ = learnt.load_model("")
+    ds = learn_policy.build(str(KATAGO))
+    train = np.arange(len(ds.game))
+    held = learn_policy.fit(ds, train, learn_policy.FitConfig(epochs=3, batch=16, l2=10.0), init=init)
+    free = learn_policy.fit(ds, train, learn_policy.FitConfig(epochs=3, batch=16, l2=0.0), init=init)
+    assert np.abs(held - init).max() < np.abs(free - init).max() / 5
+    before = learn_policy.evaluate(ds, train, init)["cross_entropy"]
+    assert learn_policy.evaluate(ds, train, free)["cross_entropy"] < before
+
+
+def test_a_starting_model_for_another_size_is_a_one_line_error(tmp_path):
+    seven = tmp_path / "seven.npz"
+    learnt.save_model(str(seven), np.zeros(learnt.N_WEIGHTS), 7)
+    run = subprocess.run([sys.executable, "-m", "gojax", "learn-policy", str(KATAGO), "--out", str(tmp_path / "o.npz"),
+                          "--init", str(seven)], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert run.stderr.strip().splitlines()[-1] == \
+        f"gojax learn-policy: --init {seven} was fitted on 7x7, the data is 9x9"
+    assert not (tmp_path / "o.npz").exists()

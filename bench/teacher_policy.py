@@ -1,0 +1,169 @@
+"""Strong-teacher positions for the tree's prior: KataGo's network policy (and value) for positions
+sampled from the games of a bench/teacher_data.py positions.npz.
+
+    python bench/teacher_policy.py [--positions bench/results/teacher/pachi9/positions.npz]
+                                   [--out bench/results/teacher/katago9_policy] [--count 16000]
+                                   [--katago /tmp/katago/run]
+    python bench/teacher_policy.py --pack [--out ...]
+
+KataGo 1.18 with its b10 network (`bash ../shared/tools/katago/setup.sh` prints the runner)
+answers each position through its JSON analysis engine with maxVisits 1: the raw network's move
+probabilities for the side to move and its value for Black.  Positions are a fixed random sample
+of moves `--first` .. `--last` of the games, asked in that random order, so a partial run is a
+uniform sample too; one line per answer in OUT/policy.jsonl (a rerun asks only for the rest).
+`--pack` writes OUT/positions.npz in teacher_data.py's layout (`gojax learn-policy` reads it):
+`percent` holds KataGo's probabilities in whole percents, `policy` the exact ones (float32, -1 at
+illegal points), `value` its value for Black, and OUT/CARD.md, the data card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+COLUMNS = "ABCDEFGHJKLMNOPQRST"
+
+
+def vertex(p: int, size: int) -> str:
+    return "pass" if p < 0 else f"{COLUMNS[p % size]}{p // size + 1}"
+
+
+def sample(data, count: int, first: int, last: int, seed: int) -> list[tuple[int, int]]:
+    """(game, move number) pairs in a fixed random order: the position before move `move` of
+    game `game`, a move on the board (not a pass)."""
+    moves = data["moves"]
+    cands = [(g, k) for g in range(len(moves)) for k in range(first, min(last, int((moves[g] != -2).sum())))
+             if moves[g][k] >= 0]
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(cands), size=min(count, len(cands)), replace=False)
+    return [cands[i] for i in pick]
+
+
+def to_points(policy: list[float], size: int) -> np.ndarray:
+    """KataGo's policy (row 0 the TOP row, then pass) -> float32 [P] in gojax's point order (row 0
+    the bottom row); -1 where the move is illegal."""
+    grid = np.asarray(policy[:size * size], np.float32).reshape(size, size)
+    return grid[::-1].reshape(-1)
+
+
+def query(data, g: int, k: int, size: int) -> dict:
+    colour = "W" if data["first_white"][g] else "B"
+    played = []
+    for p in data["moves"][g][:k].tolist():
+        played.append([colour, vertex(p, size)])
+        colour = "B" if colour == "W" else "W"
+    return {"id": f"{g}:{k}", "moves": played, "rules": "chinese", "komi": float(data["komi"][g]),
+            "boardXSize": size, "boardYSize": size, "maxVisits": 1, "includePolicy": True,
+            "initialPlayer": "W" if data["first_white"][g] else "B",
+            "overrideSettings": {"reportAnalysisWinratesAs": "BLACK"}}
+
+
+def collect(args, data: dict, size: int, lines: Path, done: set) -> None:
+    todo = [x for x in sample(data, args.count, args.first, args.last, args.seed) if f"{x[0]}:{x[1]}" not in done]
+    print(f"{len(done)} positions there, {len(todo)} to ask KataGo for", file=sys.stderr, flush=True)
+    if not todo:
+        return
+    proc = subprocess.Popen([args.katago, "analysis"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    # Feed the queries a few ahead of the answers: KataGo reads them all at once otherwise, and a
+    # stopped run would leave nothing but what was written.
+    ahead, sent = 16, 0
+    with lines.open("a") as f:
+        for sent in range(min(ahead, len(todo))):
+            proc.stdin.write(json.dumps(query(data, *todo[sent], size)) + "\n")
+        sent = min(ahead, len(todo))
+        for n in range(len(todo)):
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit("KataGo stopped answering")
+            r = json.loads(line)
+            if sent < len(todo):
+                proc.stdin.write(json.dumps(query(data, *todo[sent], size)) + "\n")
+                sent += 1
+            if "error" in r:
+                print(f"KataGo: {r}", file=sys.stderr)
+                continue
+            g, k = map(int, r["id"].split(":"))
+            pol = to_points(r["policy"], size)
+            f.write(json.dumps({"game": g, "move": k, "value": r["rootInfo"]["winrate"],
+                                "lead": r["rootInfo"]["scoreLead"], "pass": r["policy"][size * size],
+                                "policy": [round(float(x), 5) for x in pol]}) + "\n")
+            f.flush()
+            if n % 200 == 0:
+                print(f"{len(done) + n + 1} positions", file=sys.stderr, flush=True)
+    proc.stdin.close()
+    proc.wait()
+
+
+def pack(data: dict, size: int, out: Path, rows: list[dict], source: str) -> None:
+    rows = sorted(rows, key=lambda r: (r["game"], r["move"]))
+    games = sorted({r["game"] for r in rows})
+    index = {g: i for i, g in enumerate(games)}
+    policy = np.array([r["policy"] for r in rows], np.float32)
+    percent = np.where(policy < 0, 0, np.round(policy * 100)).astype(np.uint8)
+    game = np.array([index[r["game"]] for r in rows], np.int32)
+    move = np.array([r["move"] for r in rows], np.int16)
+    names = [str(x) for x in data["player_names"]]
+    # the engine that played the move after each position, from the source file's own rows
+    who = {(int(g), int(m)): int(p) for g, m, p in zip(data["game"], data["move"], data["player"])}
+    player = np.array([who.get((r["game"], r["move"]), 0) for r in rows], np.int16)
+    nxt = np.array([data["moves"][r["game"]][r["move"]] for r in rows], np.int16)
+    np.savez_compressed(out / "positions.npz", size=size, moves=data["moves"][games],
+                        first_white=data["first_white"][games], komi=data["komi"][games], game=game, move=move,
+                        next=nxt, percent=percent, policy=policy, player=player, player_names=np.array(names),
+                        value=np.array([r["value"] for r in rows], np.float32))
+    card = [f"# Teacher positions: {out.name}", "",
+            f"- {len(rows)} positions of {len(games)} {size}x{size} games, a uniform random sample of the",
+            f"  positions of {source}'s games (gojax, Pachi 12.90 and GNU Go 3.8 matches).",
+            "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
+            "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
+            "  value for Black (`value`).  No search.",
+            "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
+            f"- Regenerate: `python bench/teacher_policy.py --out {out}` then `--pack`.",
+            "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
+            "  does not."]
+    (out / "CARD.md").write_text("\n".join(card) + "\n")
+    print(f"{len(rows)} positions -> {out / 'positions.npz'}", file=sys.stderr)
+
+
+def main() -> None:
+    here = Path(__file__).parent
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--positions", default=str(here / "results" / "teacher" / "pachi9" / "positions.npz"))
+    ap.add_argument("--out", default=str(here / "results" / "teacher" / "katago9_policy"))
+    ap.add_argument("--count", type=int, default=16000)
+    ap.add_argument("--first", type=int, default=0, help="first move number sampled")
+    ap.add_argument("--last", type=int, default=80, help="moves from this on are not sampled")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--katago", default=os.environ.get("KATAGO", "/tmp/katago/run"))
+    ap.add_argument("--pack", action="store_true", help="write OUT/positions.npz and CARD.md from what is there")
+    args = ap.parse_args()
+    with np.load(args.positions) as f:
+        data = {k: f[k] for k in ("moves", "first_white", "komi", "size", "game", "move", "player", "player_names")}
+    size = int(data["size"])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = out / "policy.jsonl"
+    rows = []
+    if lines.exists():
+        text = lines.read_text().splitlines()
+        for i, line in enumerate(text):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                if i != len(text) - 1:  # only a last line cut short by a stopped run is skipped
+                    raise
+    if args.pack:
+        pack(data, size, out, rows, Path(args.positions).parent.name)
+    else:
+        collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
+
+
+if __name__ == "__main__":
+    main()
