@@ -92,8 +92,10 @@ class Player:
     def clear(self, size: int | None = None) -> None:
         size = self.board.size if size is None else size
         Geometry(size)  # validates
-        if "learnt" in (self.params.policy, self.params.fallback, self.params.prior):  # ModelError before a search
+        if "learnt" in (self.params.policy, self.params.fallback):  # ModelError before a search
             check_model(self.params.policy_model, size)
+        if self.params.prior == "learnt":
+            check_model(self.params.prior_model, size, "--prior-model", "--prior shape")
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

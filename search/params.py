@@ -40,8 +40,10 @@ class SearchParams:
     uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: the learnt playout policy's"
-                               " model, --policy-model, as the tree's prior)")
+    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt policy model, "
+                               "--prior-model, as the tree's prior)")
+    prior_model: str = flag("", "--prior learnt: its model (.npz from `gojax learn-policy`; empty: the bundled 9x9 "
+                                "model)", metavar="NPZ")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "

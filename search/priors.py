@@ -223,7 +223,7 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
         elif params.prior == "shape_wins" and len(hp):
             hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near, partial=partial)
         elif params.prior == "learnt" and len(hp):
-            ls = partial if partial is not None else _host_learnt(tree, nodes, params.policy_model)[rp, ap]
+            ls = partial if partial is not None else _host_learnt(tree, nodes, params.prior_model)[rp, ap]
             hp = _keep_verdicts(shape.grouped_values(ls, rp, len(nodes), params.shape_temperature), hp, params)
         h[point] = hp
         h[~point] = np.where(_after_pass(tree, nodes)[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game

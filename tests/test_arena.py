@@ -138,4 +138,4 @@ def test_a_bad_gojax_setting_in_an_arena_command_is_a_value_error_naming_it():
     with pytest.raises(ValueError, match="--resign-threshold must be in"):
         engine_from_command("a", "gojax gtp --resign-threshold 2")
     with pytest.raises(ValueError, match="policy model /no/model.npz: no such file"):
-        engine_from_command("a", "gojax gtp --prior learnt --policy-model /no/model.npz")
+        engine_from_command("a", "gojax gtp --prior learnt --prior-model /no/model.npz")

@@ -210,6 +210,18 @@ def test_gtp_refuses_a_bad_model_before_it_starts(tmp_path):
     assert run.stderr.strip() == f"gojax: policy model {missing}: no such file"
 
 
+def test_the_trees_prior_takes_its_own_model(tmp_path):
+    """--prior-model is the prior's, --policy-model the playouts': a 7x7 prior model stops a 9x9
+    engine as it starts, naming the option."""
+    seven = tmp_path / "seven.npz"
+    learnt.save_model(str(seven), np.zeros(learnt.N_WEIGHTS), 7)
+    run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "learnt", "--prior-model", str(seven)],
+                         input="genmove b\nquit\n", capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and run.stdout == ""
+    assert run.stderr.strip() == (f"gojax gtp: --prior-model {seven} was fitted on 7x7, not 9x9: fit one on 9x9 "
+                                  "positions (gojax learn-policy) or use --prior shape")
+
+
 def test_the_bundled_model_loads_for_9x9():
     weights, size = learnt.load_model("")
     assert size == 9 and weights.shape == (learnt.N_WEIGHTS,)
