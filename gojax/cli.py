@@ -499,8 +499,11 @@ def _run_analysis(args) -> int:
 
 
 def _add_learn_prior(sub):
-    p = sub.add_parser("learn-prior", help="fit the shape prior (--prior shape) to gojax's moves in match folders")
-    p.add_argument("folders", nargs="+", help="match folders (results.jsonl + games/), searched recursively")
+    p = sub.add_parser("learn-prior", help="fit the shape prior (--prior shape) to gojax's moves in match folders, "
+                                           "or to a teacher's policy (--teacher)")
+    p.add_argument("folders", nargs="*", help="match folders (results.jsonl + games/), searched recursively")
+    p.add_argument("--teacher", metavar="NPZ", help="fit to this teacher file's move distributions instead "
+                                                    "(bench/teacher_policy.py: KataGo's network policy)")
     p.add_argument("--min-simulations", type=int, default=2000,
                    help="learn only from gojax engines searching at least this many simulations (2000)")
     p.add_argument("--learn-from", nargs="+", choices=["gojax", "pachi"], default=["gojax"],
@@ -525,9 +528,15 @@ def _run_learn_prior(args) -> int:
 
     from gojax import learn
     from gojax.search import shape
+    if bool(args.folders) == bool(args.teacher):
+        raise SystemExit("gojax learn-prior: give match folders or --teacher NPZ (one of the two)")
     for folder in args.folders:
         if not os.path.isdir(folder):
             raise SystemExit(f"gojax learn-prior: {folder}: no such folder (give folders of match results)")
+    if args.teacher and not os.path.isfile(args.teacher):
+        raise SystemExit(f"gojax learn-prior: --teacher {args.teacher}: no such file")
+    if args.teacher and args.diamond:
+        raise SystemExit("gojax learn-prior: --diamond learns from match folders only")
     writable_file("learn-prior", "--out", args.out)
     bar = None if args.no_progress else (lambda rows: tqdm(rows, desc="games", unit="game"))
     try:
@@ -535,15 +544,26 @@ def _run_learn_prior(args) -> int:
     except (OSError, ValueError, KeyError) as err:
         raise SystemExit(f"gojax learn-prior: --compare {args.compare}: {err}") from None
     diamond = args.diamond or (compare is not None and compare.uses_diamond)  # features both models need
-    pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from),
-                        args.size, diamond)
+    if args.teacher:
+        try:
+            pos = learn.from_teacher(args.teacher, None if args.no_progress else
+                                     (lambda rows: tqdm(rows, desc="positions", unit="position")))
+        except (OSError, ValueError, KeyError) as err:
+            raise SystemExit(f"gojax learn-prior: --teacher {args.teacher}: {err}") from None
+    else:
+        pos = learn.collect([Path(f) for f in args.folders], args.min_simulations, bar, tuple(args.learn_from),
+                            args.size, diamond)
+    if not pos.chosen and args.teacher:
+        raise SystemExit(f"gojax learn-prior: --teacher {args.teacher}: no position with a legal move")
     if not pos.chosen:
         raise SystemExit(f"gojax learn-prior: no {args.size}x{args.size} moves by {' or '.join(args.learn_from)} at >= "
                          f"{args.min_simulations} simulations found")
     train, test = learn.split(pos, args.holdout_every)
-    model = shape.fit(train.feats if args.diamond else [f[:, :5] for f in train.feats], train.chosen, args.iterations)
+    model = shape.fit(train.feats if args.diamond else [f[:, :5] for f in train.feats], train.chosen, args.iterations,
+                      targets=train.targets or None)
     model.save(args.out)
-    print(f"fitted to {len(train.chosen)} moves from {len(set(train.games))} games; wrote {args.out}")
+    what = "teacher positions" if args.teacher else "moves"
+    print(f"fitted to {len(train.chosen)} {what} from {len(set(train.games))} games; wrote {args.out}")
     if test.chosen:
         compared = [(f"model {args.compare}", learn.accuracy(compare, test))] if compare else []
         for name, r in [("mogo verdict", learn.accuracy(model, test, verdict_only=True)),

@@ -34,12 +34,14 @@ class Positions:
 
     feats: list[np.ndarray] = field(default_factory=list)  # int32 [n_j, 5]
     chosen: list[int] = field(default_factory=list)
-    games: list[str] = field(default_factory=list)  # the SGF of each position
+    games: list[str] = field(default_factory=list)  # the SGF (or teacher game) of each position
+    targets: list[np.ndarray] = field(default_factory=list)  # a teacher's float [n_j] per position, or none
 
     def add(self, other: Positions) -> None:
         self.feats += other.feats
         self.chosen += other.chosen
         self.games += other.games
+        self.targets += other.targets
 
 
 def learnt_players(row: dict, min_simulations: int, engines: tuple[str, ...] = ("gojax",)) -> set[str]:
@@ -123,9 +125,35 @@ def split(pos: Positions, holdout_every: int) -> tuple[Positions, Positions]:
     games = sorted(set(pos.games))
     held = set(games[::holdout_every]) if holdout_every > 0 else set()
     train, test = Positions(), Positions()
-    for f, c, g in zip(pos.feats, pos.chosen, pos.games):
+    for j, (f, c, g) in enumerate(zip(pos.feats, pos.chosen, pos.games)):
         dst = test if g in held else train
         dst.feats.append(f)
         dst.chosen.append(c)
         dst.games.append(g)
+        if pos.targets:
+            dst.targets.append(pos.targets[j])
     return train, test
+
+
+def from_teacher(path: str, progress=None) -> Positions:
+    """Positions of a teacher file (bench/teacher_policy.py's positions.npz: KataGo's policy), each
+    with the teacher's distribution over the legal points as its target and its favourite as
+    the chosen move; positions where the teacher gives the legal points no probability are skipped."""
+    from gojax.learn_policy import POSITION_KEYS, _arrays, replay
+    data = _arrays(path, "a teacher positions file", POSITION_KEYS + ("policy",))
+    out = Positions()
+    rows = list(zip(replay(data), data["policy"], data["game"].tolist()))
+    for board, policy, game in (progress(rows) if progress else rows):
+        colour = board.to_play
+        legal = [p for p in board.legal_points(colour) if p is not None]
+        target = np.maximum(policy[legal], 0.0).astype(np.float64)
+        if not legal or target.sum() <= 0:
+            continue
+        verdict = np.full(board.geometry.num_points, 0.5, np.float32)
+        verdict[legal] = mogo_values(board, legal)
+        last, prev = shape.last_moves(board)
+        out.feats.append(shape.features(board.stones, board.size, colour, last, prev, verdict)[legal])
+        out.targets.append(target / target.sum())
+        out.chosen.append(int(target.argmax()))
+        out.games.append(f"{path}#{game}")
+    return out

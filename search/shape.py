@@ -254,14 +254,16 @@ def load_model(path: str = "") -> ShapeModel:
 
 
 def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_games: float = 1.0,
-        min_diamond_count: int = 2) -> ShapeModel:
+        min_diamond_count: int = 2, targets: list[np.ndarray] | None = None) -> ShapeModel:
     """Minorization-maximization (Coulom 2007, "Computing Elo ratings of move patterns") for the
     generalised Bradley-Terry model: in each position j the chosen move beat the other
     candidates.  feats[j]: int32 [n_j, 5] for position j's candidates; chosen[j]: the row of the
     move played.  `prior_games`: each gamma also gets that many virtual wins and losses against a
     gamma of 1, so features seen a few times stay near 1.  With a sixth column of diamond keys
     (features(..., diamond=True)), the diamonds chosen at least `min_diamond_count` times get a
-    gamma of their own, all others share row 0."""
+    gamma of their own, all others share row 0.  `targets` (float [n_j] per position, summing to 1):
+    a teacher's distribution over the candidates instead of one chosen move, each candidate
+    winning its share of the position (MM's win counts become expected ones)."""
     sizes = group_sizes()
     f = np.concatenate(feats).astype(np.int64)  # [R, 5 or 6]
     pos = np.repeat(np.arange(len(feats)), [len(x) for x in feats])
@@ -274,7 +276,11 @@ def fit(feats: list[np.ndarray], chosen: list[int], iterations: int = 30, prior_
         f[:, 5] = diamond_rows(diamonds, f[:, 5])
         sizes = sizes + (len(diamonds) + 1,)
     lg = [np.zeros(n) for n in sizes]
-    wins = [np.bincount(f[win_rows, g], minlength=n) + prior_games for g, n in enumerate(sizes)]
+    if targets is None:
+        wins = [np.bincount(f[win_rows, g], minlength=n) + prior_games for g, n in enumerate(sizes)]
+    else:
+        share = np.concatenate(targets).astype(np.float64)
+        wins = [np.bincount(f[:, g], weights=share, minlength=n) + prior_games for g, n in enumerate(sizes)]
     for _ in range(iterations):
         for g, n in enumerate(sizes):
             s = np.exp(sum(lg[h][f[:, h]] for h in range(len(sizes))))

@@ -3,6 +3,7 @@ symmetries and the colours, a fit that finds what the chosen moves share, and th
 prior in a search (tests/test_search.py also checks priors at backup = priors at first descent)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,18 +85,7 @@ def test_a_uniform_model_keeps_every_move_at_one_half():
 def test_the_fit_learns_that_the_chosen_moves_touch_the_last_move():
     """Synthetic games: in each position the move played is a random one next to the last move.
     The fitted gamma of distance class 1 dominates, and the model predicts far better than chance."""
-    rng = np.random.default_rng(1)
-    feats, chosen = [], []
-    for _ in range(300):
-        b = Board(7)
-        for _ in range(int(rng.integers(1, 12))):
-            b.play(int(rng.choice([p for p in b.legal_points() if p is not None])))
-        pts = [p for p in b.legal_points() if p is not None]
-        f = _features(b)[pts]
-        near = np.flatnonzero(f[:, 2] == 1)
-        if len(near):
-            feats.append(f)
-            chosen.append(int(rng.choice(near)))
+    feats, chosen = _synthetic(300, 1)
     model = shape.fit(feats[:200], chosen[:200], iterations=10)
     last = np.exp(model.log_gamma[2])
     assert last[1] > 5 * max(last[2:].max(), 1e-9)
@@ -270,3 +260,51 @@ def test_the_pass_prior_reads_whether_a_node_follows_a_pass_from_the_tree_as_the
     want = [search.tree.boards[n].passes >= 1 for n in nodes]
     assert _after_pass(search.tree, nodes).tolist() == want
     assert any(want[1:]) and not all(want)
+
+
+def _synthetic(n: int, seed: int):
+    """Positions on 7x7 whose move is a random one next to the last move."""
+    rng = np.random.default_rng(seed)
+    feats, chosen = [], []
+    while len(feats) < n:
+        b = Board(7)
+        for _ in range(int(rng.integers(1, 12))):
+            b.play(int(rng.choice([p for p in b.legal_points() if p is not None])))
+        pts = [p for p in b.legal_points() if p is not None]
+        f = _features(b)[pts]
+        near = np.flatnonzero(f[:, 2] == 1)
+        if len(near):
+            feats.append(f)
+            chosen.append(int(rng.choice(near)))
+    return feats, chosen
+
+
+def test_a_teacher_sure_of_one_move_fits_as_that_move_chosen():
+    feats, chosen = _synthetic(60, 2)
+    one_hot = [np.eye(len(f))[c] for f, c in zip(feats, chosen)]
+    a = shape.fit(feats, chosen, iterations=5)
+    b = shape.fit(feats, chosen, iterations=5, targets=one_hot)
+    for x, y in zip(a.log_gamma, b.log_gamma):
+        np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+
+
+KATAGO = Path(__file__).parent / "data" / "teacher_katago_small.npz"  # 32 positions, bench/teacher_policy.py
+
+
+def test_learning_from_katagos_policy(tmp_path):
+    """`learn-prior --teacher`: every position of KataGo's labels, its distribution over the legal
+    points as the target and its favourite as the chosen move; a model `--shape-model` loads."""
+    pos = learn.from_teacher(str(KATAGO))
+    data = np.load(KATAGO)
+    assert len(pos.chosen) == len(data["game"]) == 32
+    for f, t, c in zip(pos.feats, pos.targets, pos.chosen):
+        assert len(t) == len(f) and abs(t.sum() - 1) < 1e-9 and c == t.argmax()
+    from gojax.cli import main
+    out = tmp_path / "shape.npz"
+    assert main(["learn-prior", "--teacher", str(KATAGO), "--out", str(out), "--holdout-every", "4",
+                 "--no-progress", "--iterations", "3"]) == 0
+    assert shape.ShapeModel.load(out).moves == 24  # every 4th of the 32 games held out
+    for bad, words in [([], "give match folders or --teacher"), ([str(tmp_path), "--teacher", str(KATAGO)],
+                       "one of the two"), (["--teacher", str(tmp_path / "no.npz")], "no such file")]:
+        with pytest.raises(SystemExit, match=words):
+            main(["learn-prior", *bad, "--out", str(out), "--no-progress"])
