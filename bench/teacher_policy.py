@@ -101,8 +101,10 @@ def collect(args, data: dict, size: int, lines: Path, done: set) -> None:
     proc.wait()
 
 
-def pack(data: dict, size: int, out: Path, rows: list[dict], source: str) -> None:
+def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int] = (0, 80)) -> None:
     rows = sorted(rows, key=lambda r: (r["game"], r["move"]))
+    repo = Path(__file__).resolve().parent.parent
+    shown = out.resolve().relative_to(repo) if out.resolve().is_relative_to(repo) else out
     games = sorted({r["game"] for r in rows})
     index = {g: i for i, g in enumerate(games)}
     policy = np.array([r["policy"] for r in rows], np.float32)
@@ -120,12 +122,13 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str) -> Non
                         value=np.array([r["value"] for r in rows], np.float32))
     card = [f"# Teacher positions: {out.name}", "",
             f"- {len(rows)} positions of {len(games)} {size}x{size} games, a uniform random sample of the",
-            f"  positions of {source}'s games (gojax, Pachi 12.90 and GNU Go 3.8 matches).",
+            f"  positions before moves {moves[0]}-{moves[1] - 1} of {source}'s games (gojax, Pachi 12.90 and GNU Go",
+            "  3.8 matches); the sample is asked in a random order, so a run stopped early is one too.",
             "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
             "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
             "  value for Black (`value`).  No search.",
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
-            f"- Regenerate: `python bench/teacher_policy.py --out {out}` then `--pack`.",
+            f"- Regenerate: `python bench/teacher_policy.py --out {shown}` then `--pack`.",
             "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
             "  does not."]
     (out / "CARD.md").write_text("\n".join(card) + "\n")
@@ -160,7 +163,7 @@ def main() -> None:
                 if i != len(text) - 1:  # only a last line cut short by a stopped run is skipped
                     raise
     if args.pack:
-        pack(data, size, out, rows, Path(args.positions).parent.name)
+        pack(data, size, out, rows, Path(args.positions).parent.name, (args.first, args.last))
     else:
         collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
 
