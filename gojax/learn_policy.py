@@ -47,7 +47,7 @@ class FitConfig:
 
 @dataclasses.dataclass
 class Dataset:
-    feats: np.ndarray  # int16 [N, P, S]  flat weight indices per point and slot
+    feats: np.ndarray  # int32 [N, P, S]  flat weight indices per point and slot
     legal: np.ndarray  # bool [N, P]  legal, not an own eye
     target: np.ndarray  # float32 [N, P]  the teacher's distribution over the legal points
     next: np.ndarray  # int16 [N]  the point played next
@@ -90,7 +90,7 @@ def _features(packed: jax.Array, size: int):
     state = jax.vmap(rules.with_chains)(with_placeholder_chains(unpack_fields(packed)))
     feats = jax.vmap(learnt.features)(state)[:, g.point_to_cell]
     legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(state)[:, g.point_to_cell]
-    return feats.astype(jnp.int16), legal
+    return feats.astype(jnp.int32), legal  # flat indices run past int16's range (learnt.N_WEIGHTS)
 
 
 def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Dataset:

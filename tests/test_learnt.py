@@ -240,6 +240,23 @@ def test_fit_learns_the_teacher_and_saves_a_usable_model(tmp_path):
     PlayoutConfig(policy="learnt", policy_model=str(out))  # loads as a playout policy
 
 
+def test_the_fit_sees_the_features_the_playouts_see():
+    """The fit's feature indices are the kernel's, slot for slot (they run past int16: a narrower
+    copy once sent every slot after the shape to the wrong weights), and a fit moves the weights
+    of every slot the data shows, the tactical ones included."""
+    ds = learn_policy.build(str(KATAGO))
+    boards = learn_policy.replay(dict(np.load(KATAGO)))
+    g = boards[0].geometry
+    want = np.asarray(jax.vmap(learnt.features)(batch_from_host(boards)))[:, g.point_to_cell]
+    np.testing.assert_array_equal(ds.feats, want)
+    assert ds.feats[..., 0].max() > 2 ** 15 and (ds.feats[..., 1:] >= learnt.OFFSETS[1]).all()
+    w = learn_policy.fit(ds, np.arange(len(ds.game)), learn_policy.FitConfig(epochs=2, batch=16))
+    for name, n in learnt.SLOTS:
+        o = learnt.OFFSETS[NAMES.index(name)]
+        if (ds.feats[..., NAMES.index(name)] != o).any():  # the data shows more than one value
+            assert np.abs(w[o:o + n]).max() > 0.01, name
+
+
 def test_the_balancing_gradient_is_the_gradient_of_the_log_probability():
     states, _ = midgame_states(n=1)
     state = jax.tree_util.tree_map(lambda x: x[0], states)
