@@ -587,8 +587,28 @@ def _add_learn_policy(sub):
     p.set_defaults(func=_run_learn_policy)
 
 
+def _add_learn_net(sub):
+    p = sub.add_parser("learn-net", help="fit the prior net (--prior learnt --prior-model NET) to a teacher's move "
+                                         "distributions on top of a learnt linear model")
+    p.add_argument("data", help="positions.npz written by `python bench/teacher_policy.py --pack` (or teacher_data.py)")
+    p.add_argument("--linear", default="", metavar="NPZ",
+                   help="the learnt linear model the net corrects (`gojax learn-policy`; default: the bundled one)")
+    p.add_argument("--out", required=True, help="OUT.npz for --prior-model")
+    p.add_argument("--width", type=positive_int, default=32, help="channels per 3x3 convolution (32)")
+    p.add_argument("--depth", type=positive_int, default=5, help="3x3 convolutions (5)")
+    p.add_argument("--epochs", type=positive_int, default=20, help="passes over the training positions (20)")
+    p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
+    p.set_defaults(func=_run_learn_net)
+
+
+def _run_learn_net(args) -> int:
+    from gojax import learn_net
+    inputs = [args.data] + ([args.linear] if args.linear else [])
+    return _run_policy_job("learn-net", args, inputs, learn_net.main)
+
+
 def _run_policy_job(command: str, args, inputs: list[str], job) -> int:
-    """learn-policy / balance-policy: inputs checked, `job(args)` run, a bad file one line."""
+    """learn-policy / learn-net / balance-policy: inputs checked, `job(args)` run, a bad file one line."""
     import zipfile
     writable_file(command, "--out", args.out)
     for path in inputs:
@@ -668,6 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis(sub)
     _add_learn_prior(sub)
     _add_learn_policy(sub)
+    _add_learn_net(sub)
     _add_balance_policy(sub)
     parser.subcommands = sub.choices  # name -> its parser, for errors in a subcommand's own usage
     return parser

@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from gojax import judge
+from gojax.kernels import prior_net
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
 from gojax.kernels.learnt import check_model
@@ -95,7 +96,7 @@ class Player:
         if "learnt" in (self.params.policy, self.params.fallback):  # ModelError before a search
             check_model(self.params.policy_model, size)
         if self.params.prior == "learnt":
-            check_model(self.params.prior_model, size, "--prior-model", "--prior shape")
+            prior_net.check_model(self.params.prior_model, size)
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

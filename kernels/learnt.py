@@ -83,13 +83,12 @@ def load_model(path: str = "") -> tuple[np.ndarray, int]:
     return weights.astype(np.float32), size
 
 
-def check_model(path: str, size: int, option: str = "--policy-model", instead: str = "--policy mogo") -> None:
-    """Raise ModelError unless the model at `path` loads and was fitted for `size` x `size`;
-    the error names the option that gave it and the setting to use `instead`."""
+def check_model(path: str, size: int) -> None:
+    """Raise ModelError unless the model at `path` loads and was fitted for `size` x `size`."""
     _, fitted = load_model(path)
     if fitted != size:
-        raise ModelError(f"{option} {path or BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
-                         f"fit one on {size}x{size} positions (gojax learn-policy) or use {instead}")
+        raise ModelError(f"policy model {path or BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
+                         f"fit one on {size}x{size} positions (gojax learn-policy) or use --policy mogo")
 
 
 def save_model(path: str, weights: np.ndarray, size: int, **info) -> None:

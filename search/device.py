@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gojax.kernels import learnt, policy, rules
+from gojax.kernels import learnt, policy, prior_net, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
 from gojax.kernels.state import geometry_of, packed_fields, unpack_fields, with_placeholder_chains
@@ -119,7 +119,10 @@ def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, s
 
 
 def learnt_log_strengths(states, path: str) -> jax.Array:
-    """float32 [boards, M]: log of kernels/learnt.strengths per cell (the learnt prior's logits)."""
+    """float32 [boards, M]: the learnt prior's logits per cell: a prior net's (kernels/prior_net.py),
+    or the log of kernels/learnt.strengths."""
+    if path and prior_net.is_net(path):
+        return jax.vmap(lambda s: prior_net.log_strengths(s, path))(states)
     return jnp.log(jnp.maximum(jax.vmap(lambda s: learnt.strengths(s, path))(states), 1e-30))
 
 

@@ -1,0 +1,171 @@
+"""`gojax learn-net`: fit the prior net (kernels/prior_net.py) to a teacher's move distributions
+on top of a learnt linear model, and measure it on held-out games.
+
+The data is a positions.npz of bench/teacher_policy.py (KataGo's policy) or teacher_data.py; the
+targets and the split into training and held-out games are learn-policy's (gojax/learn_policy.py).
+Each batch is turned by one of the board's 8 symmetries (the planes do not depend on the
+orientation, so this only multiplies the data).  Adam on the cross-entropy; the last layer starts
+at zero, so the untrained net is the linear model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gojax import learn_policy
+from gojax.kernels import learnt, prior_net, rules
+from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains
+
+
+@dataclasses.dataclass(frozen=True)
+class NetConfig:
+    """The net's shape and its fit."""
+
+    width: int = 32  # channels of each 3x3 convolution
+    depth: int = 5  # 3x3 convolutions, then a 1x1 to one channel
+    epochs: int = 20
+    batch: int = 64
+    learning_rate: float = 2e-3
+    held_out: float = 0.1  # share of games kept for measuring (learn_policy.split)
+    seed: int = 0
+
+
+@functools.partial(jax.jit, static_argnames=("size",))
+def _planes(packed: jax.Array, linear: jax.Array, size: int):
+    state = jax.vmap(rules.with_chains)(with_placeholder_chains(unpack_fields(packed)))
+    return jax.vmap(lambda s: prior_net.planes(s, linear))(state)
+
+
+def inputs(path: str, linear: np.ndarray, chunk: int = 1024):
+    """(planes float32 [N, n, n, C], linear logits [N, n, n], legal bool [N, n, n], target [N, n, n],
+    game [N]) of a teacher file, the positions learn_policy.build keeps."""
+    ds = learn_policy.build(path)
+    data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
+    boards = learn_policy.replay(data)
+    if len(boards) != len(ds.game):
+        raise ValueError(f"{path}: a position without a legal move")
+    size = int(data["size"])
+    x, lin = [], []
+    for s in range(0, len(boards), chunk):
+        part = boards[s:s + chunk]
+        p, li = _planes(packed_fields(part + [part[-1]] * (chunk - len(part))), jnp.asarray(linear), size)
+        x.append(np.asarray(p)[:len(part)])
+        lin.append(np.asarray(li)[:len(part)])
+    shape = (len(boards), size, size)
+    return (np.concatenate(x), np.concatenate(lin), ds.legal.reshape(shape), ds.target.reshape(shape), ds.game)
+
+
+def _init(key, width: int, depth: int):
+    layers, cin = [], prior_net.N_PLANES
+    for _ in range(depth):
+        key, k = jax.random.split(key)
+        layers.append((jax.random.normal(k, (3, 3, cin, width)) * np.sqrt(2 / (9 * cin)), jnp.zeros(width)))
+        cin = width
+    layers.append((jnp.zeros((1, 1, cin, 1)), jnp.zeros(1)))
+    return layers
+
+
+def _log_probs(layers, x, lin, legal):
+    logit = prior_net.forward(layers, x, lin)
+    return jax.nn.log_softmax(jnp.where(legal, logit, -1e9).reshape(len(x), -1), -1)
+
+
+def _loss(layers, x, lin, legal, target):
+    lp = _log_probs(layers, x, lin, legal)
+    return -(target.reshape(len(x), -1) * jnp.where(legal.reshape(len(x), -1), lp, 0.0)).sum(-1).mean()
+
+
+@jax.jit
+def _measure(layers, x, lin, legal, target):
+    lp = _log_probs(layers, x, lin, legal)
+    t = target.reshape(len(x), -1)
+    return -(t * jnp.where(legal.reshape(len(x), -1), lp, 0.0)).sum(-1), jnp.argmax(lp, -1) == t.argmax(-1)
+
+
+def evaluate(layers, arrays, idx: np.ndarray, chunk: int = 2048) -> dict:
+    """Held-out cross-entropy to the teacher and top-1 agreement with its favourite."""
+    ce, top = [], []
+    for s in range(0, len(idx), chunk):
+        part = idx[s:s + chunk]
+        c, t = _measure(layers, *(a[part] for a in arrays[:4]))
+        ce.append(np.asarray(c))
+        top.append(np.asarray(t))
+    return {"positions": int(len(idx)), "cross_entropy": round(float(np.concatenate(ce).mean()), 4),
+            "top1_teacher": round(float(np.concatenate(top).mean()), 4)}
+
+
+def _turn(a: jax.Array, k: int) -> jax.Array:
+    """One of the 8 symmetries of the board axes (1, 2) of a batch."""
+    return jnp.rot90(jnp.swapaxes(a, 1, 2) if k >= 4 else a, k % 4, axes=(1, 2))
+
+
+def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
+    x, lin, legal, target = arrays[:4]
+    lr = config.learning_rate
+
+    @functools.partial(jax.jit, static_argnames=("k",))
+    def step(layers, m, v, t, x, lin, legal, target, k):
+        val, grad = jax.value_and_grad(_loss)(layers, *(_turn(a, k) for a in (x, lin, legal, target)))
+        m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
+        v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
+        layers = jax.tree.map(lambda p, a, b: p - lr * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
+                              layers, m, v)
+        return layers, m, v, val
+
+    layers = _init(jax.random.key(config.seed), config.width, config.depth)
+    m = jax.tree.map(jnp.zeros_like, layers)
+    v = jax.tree.map(jnp.zeros_like, layers)
+    rng = np.random.default_rng(config.seed)
+    t = 0
+    for epoch in range(config.epochs):
+        order = rng.permutation(train)
+        total, steps = 0.0, max(1, len(order) // config.batch)
+        for i in range(steps):
+            idx = np.sort(order[i * config.batch:(i + 1) * config.batch])
+            t += 1
+            layers, m, v, val = step(layers, m, v, t, x[idx], lin[idx], legal[idx], target[idx], k=int(rng.integers(8)))
+            total += float(val)
+        if progress:
+            progress(epoch + 1, config.epochs, total / steps, layers)
+    return [(np.asarray(w), np.asarray(b)) for w, b in layers]
+
+
+def main(args) -> None:
+    """`gojax learn-net DATA --linear NPZ --out NET`: build, fit, measure on held-out games, save."""
+    config = NetConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed)
+    t0 = time.monotonic()
+
+    def say(text):
+        print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
+    linear, size = learnt.load_model(args.linear)
+    arrays = inputs(args.data, linear)
+    if arrays[0].shape[1] != size:
+        raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {size}x{size}, the data is "
+                         f"{arrays[0].shape[1]}x{arrays[0].shape[1]}")
+    train, test = _split(arrays[4], config)
+    say(f"{len(train)} training and {len(test)} held-out positions")
+    report = {"linear": evaluate(_init(jax.random.key(0), 1, 0), arrays, test)}
+    say(f"the linear model alone: {report['linear']}")
+    layers = fit(arrays, train, config, progress=lambda e, n, loss, layers: say(
+        f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate(layers, arrays, test)}" if e % 5 == 0 else "")))
+    report |= {"data": args.data, "linear_model": args.linear or learnt.BUNDLED, "config": dataclasses.asdict(config),
+               "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
+               "train": evaluate(layers, arrays, train[:4096])}
+    prior_net.save_net(args.out, layers, linear, size, report=json.dumps(report))
+    print(json.dumps(report, indent=1))
+    say(f"net -> {args.out}")
+
+
+def _split(game: np.ndarray, config: NetConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) position indices: the same held-out games as learn-policy's."""
+    holder = learn_policy.Dataset(feats=None, legal=None, target=None, next=None, player=None, player_names=[],
+                                  game=game)
+    return learn_policy.split(holder, config.held_out, config.seed)

@@ -1,0 +1,137 @@
+"""A small convolutional move model for the tree's prior, for ONE board (callers vmap).
+
+The learnt model of kernels/learnt.py scores each point by its own local features, and no
+weighting of those predicts a strong teacher's favourite move much more than a quarter of the
+time.  This model reads the whole board: a stack of 3x3 convolutions over per-point input planes
+gives a correction to the learnt model's logit at every point,
+
+    logit(p) = linear(p) + head(conv_D(... conv_1(planes)))(p),
+
+fitted to a teacher's move distributions (gojax/learn_net.py; KataGo's policy,
+bench/teacher_policy.py).  The input planes, all from the device board (`planes`):
+
+  stones      the mover's, the opponent's, empty
+  tactics     one-hot slots of kernels/learnt.py: capture (3), escape (6), self-atari (2),
+              atari (2), own two-liberty chains (2), nakade (1)
+  distances   to the last and the mover's previous move, Coulom's metric / 17
+  legal       legal and not an own eye; a plane of ones (the zero padding then marks the edge)
+  linear      the learnt model's logit, centred on the legal points, / 3
+
+A model file (.npz) holds the conv weights `w0..` / `b0..` (HWIO, last layer 1x1 to one
+channel), the learnt model's `linear` weights it was fitted on top of, `size` and `net_format`.
+Cost: D convolutions of C x C x 9 per point per new node, on the device with the round's leaves.
+"""
+
+from __future__ import annotations
+
+import functools
+import zipfile
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gojax.kernels import learnt, rules
+from gojax.kernels.geometry import EMPTY, Geometry
+from gojax.kernels.learnt import ModelError
+from gojax.kernels.state import BoardState
+
+NET_FORMAT = 1  # bump when `planes` changes
+# (slot, values) of kernels/learnt.SLOTS given one plane each
+ONE_HOT = (("capture", (1, 2, 3)), ("escape", (1, 2, 3, 4, 5, 6)), ("self_atari", (1, 2)), ("atari", (1, 2)),
+           ("own_two", (1, 2)), ("nakade", (1,)))
+N_PLANES = 3 + sum(len(v) for _, v in ONE_HOT) + 2 + 2 + 1
+
+
+def is_net(path: str) -> bool:
+    """Is the file at `path` a model of this module (not kernels/learnt.py's)?"""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return "net_format" in f.files
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return False
+
+
+@functools.cache
+def load_net(path: str) -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], np.ndarray, int]:
+    """((w, b) per layer, the linear model's float32 [N_WEIGHTS] weights, board size); ModelError
+    with one line on any fault."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            fmt, size, linear = int(f["net_format"]), int(f["size"]), f["linear"].astype(np.float32)
+            depth = sum(1 for k in f.files if k.startswith("w"))
+            layers = tuple((f[f"w{i}"].astype(np.float32), f[f"b{i}"].astype(np.float32)) for i in range(depth))
+    except FileNotFoundError:
+        raise ModelError(f"prior net {path}: no such file") from None
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        raise ModelError(f"prior net {path}: not a gojax prior net ({err})") from None
+    if fmt != NET_FORMAT or not layers or layers[0][0].shape[2] != N_PLANES or linear.shape != (learnt.N_WEIGHTS,):
+        raise ModelError(f"prior net {path}: format {fmt} with {layers[0][0].shape[2] if layers else 0} input planes; "
+                         f"this gojax reads format {NET_FORMAT} with {N_PLANES}: refit it (gojax learn-net)")
+    if not all(np.isfinite(w).all() and np.isfinite(b).all() for w, b in layers):
+        raise ModelError(f"prior net {path}: weights are not all finite")
+    return layers, linear, size
+
+
+def save_net(path: str, layers, linear: np.ndarray, size: int, **info) -> None:
+    arrays = {f"w{i}": np.asarray(w, np.float32) for i, (w, _) in enumerate(layers)}
+    arrays |= {f"b{i}": np.asarray(b, np.float32) for i, (_, b) in enumerate(layers)}
+    np.savez_compressed(path, net_format=NET_FORMAT, size=size, linear=np.asarray(linear, np.float32), **arrays,
+                        **info)
+
+
+def planes(state: BoardState, linear: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(float32 [N, N, N_PLANES] the input planes, float32 [N, N] the linear logit), row 0 the
+    bottom row, as the points are numbered."""
+    g = Geometry(int(round(state.color.shape[-1] ** 0.5)) - 2)
+    cells = jnp.asarray(g.point_to_cell)
+    feats = learnt.features(state)[cells]  # [P, S] flat weight indices
+    value = feats - jnp.asarray(learnt.OFFSETS)
+    names = [name for name, _ in learnt.SLOTS]
+    colour = state.color[cells]
+    me = state.to_play.astype(colour.dtype)
+    legal = rules.legal_mask(state, exclude_eyes=True)[cells]
+    lin = linear[feats].sum(-1)
+    centred = jnp.where(legal, lin - (lin * legal).sum() / jnp.maximum(legal.sum(), 1), 0.0)
+    out = [colour == me, (colour != me) & (colour != EMPTY), colour == EMPTY]
+    out += [value[:, names.index(slot)] == k for slot, ks in ONE_HOT for k in ks]
+    out += [value[:, names.index("dist_last")] / 17.0, value[:, names.index("dist_prev")] / 17.0]
+    out += [legal, jnp.ones_like(lin), centred / 3.0]
+    n = g.size
+    return jnp.stack([x.astype(jnp.float32) for x in out], -1).reshape(n, n, N_PLANES), lin.reshape(n, n)
+
+
+def forward(layers, x: jax.Array, lin: jax.Array) -> jax.Array:
+    """float32 [..., N, N] logits from planes [..., N, N, C] and linear logits [..., N, N]."""
+    h = x if x.ndim == 4 else x[None]
+    for i, (w, b) in enumerate(layers):
+        h = jax.lax.conv_general_dilated(h, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b
+        if i < len(layers) - 1:
+            h = jax.nn.relu(h)
+    out = h[..., 0] + (lin if lin.ndim == 3 else lin[None])
+    return out if x.ndim == 4 else out[0]
+
+
+def log_strengths(state: BoardState, path: str) -> jax.Array:
+    """float32 [M]: each cell's logit (0 off the board's points), the prior's log-strength."""
+    layers, linear, size = load_net(path)
+    m = state.color.shape[-1]
+    if int(round(m ** 0.5)) - 2 != size:
+        raise ModelError(f"prior net {path} was fitted on {size}x{size}, not {int(round(m ** 0.5)) - 2}")
+    x, lin = planes(state, jnp.asarray(linear))
+    logit = forward(tuple((jnp.asarray(w), jnp.asarray(b)) for w, b in layers), x, lin)
+    cells = jnp.asarray(Geometry(size).point_to_cell)
+    return jnp.zeros(m, jnp.float32).at[cells].set(logit.reshape(-1))
+
+
+def model_size(path: str) -> int:
+    """The board size a prior model (a net, or kernels/learnt.py's) was fitted on; ModelError."""
+    return load_net(path)[2] if path and is_net(path) else learnt.load_model(path)[1]
+
+
+def check_model(path: str, size: int) -> None:
+    """ModelError unless the prior model at `path` loads and was fitted for `size` x `size`."""
+    fitted = model_size(path)
+    if fitted != size:
+        raise ModelError(f"--prior-model {path or learnt.BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
+                         f"fit one on {size}x{size} positions (gojax learn-policy, learn-net) or use --prior shape")

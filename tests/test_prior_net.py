@@ -1,0 +1,104 @@
+"""The prior net (kernels/prior_net.py, gojax/learn_net.py): its planes say what the board says, an
+untrained net is the learnt linear model, a fit learns and saves a net the search reads as its
+prior, and a bad net file is a one-line error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from gojax import learn_net
+from gojax.kernels import learnt, prior_net
+from gojax.kernels.host import Board
+from gojax.kernels.state import from_host
+from gojax.search.mcts import Search
+from gojax.search.params import SearchParams
+from tests.helpers import board
+
+KATAGO = Path(__file__).parent / "data" / "teacher_katago_small.npz"  # 32 positions, bench/teacher_policy.py
+PLANES = ["mine", "theirs", "empty"] + [f"{slot}{k}" for slot, ks in prior_net.ONE_HOT for k in ks] + \
+    ["dist_last", "dist_prev", "legal", "ones", "linear"]
+
+ATARI = """
+    . . . . . . .
+    . . . . . . .
+    . . . X . . .
+    . . X O X . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+"""
+
+
+def test_the_planes_say_what_the_board_says():
+    b = board(ATARI, "B")
+    g = b.geometry
+    linear, _ = learnt.load_model("")
+    x, lin = prior_net.planes(from_host(b), jax.numpy.asarray(linear))
+    assert x.shape == (7, 7, prior_net.N_PLANES) == (7, 7, len(PLANES))
+
+    def at(vertex, plane):
+        row, col = divmod(g.from_gtp(vertex), 7)
+        return float(x[row, col, PLANES.index(plane)])
+    assert at("D5", "mine") == 1 and at("D4", "theirs") == 1 and at("D3", "empty") == 1
+    assert at("D3", "capture1") + at("D3", "capture2") + at("D3", "capture3") == 1  # D3 takes White's D4
+    assert at("A1", "capture3") == 0 and at("A1", "legal") == 1 and at("D4", "legal") == 0
+
+
+def _zero_net(path: Path, linear_path: str = "", width: int = 4) -> None:
+    linear, size = learnt.load_model(linear_path)
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(3, 3, prior_net.N_PLANES, width)).astype(np.float32), np.zeros(width, np.float32)),
+              (np.zeros((1, 1, width, 1), np.float32), np.zeros(1, np.float32))]
+    prior_net.save_net(str(path), layers, linear, size)
+
+
+def test_an_untrained_net_is_its_linear_model(tmp_path):
+    """The last layer at zero: the net's logits are the learnt model's log-strengths."""
+    path = tmp_path / "zero.npz"
+    _zero_net(path)
+    b = Board(9)
+    for v in ("E5", "C3", "G7", "D4", "C4"):
+        b.play(b.geometry.from_gtp(v))
+    state = from_host(b)
+    cells = b.geometry.point_to_cell
+    legal = np.asarray(learnt.rules.legal_mask(state, exclude_eyes=True))[cells]
+    got = np.asarray(prior_net.log_strengths(state, str(path)))[cells]
+    want = np.log(np.maximum(np.asarray(learnt.strengths(state, "")), 1e-30))[cells]
+    np.testing.assert_allclose(got[legal], want[legal], rtol=1e-4, atol=1e-4)
+    assert prior_net.is_net(str(path)) and not prior_net.is_net(learnt.BUNDLED)
+
+
+def test_a_fit_learns_and_the_search_reads_the_net(tmp_path):
+    out = tmp_path / "net.npz"
+    args = argparse.Namespace(data=str(KATAGO), linear="", out=str(out), width=8, depth=2, epochs=12, seed=0)
+    learn_net.main(args)
+    report = json.loads(str(np.load(out)["report"]))
+    assert report["train"]["cross_entropy"] < report["linear"]["cross_entropy"] or \
+        report["held_out"]["cross_entropy"] < report["linear"]["cross_entropy"]
+    assert prior_net.model_size(str(out)) == 9
+    b = Board(9)
+    for v in ("E5", "C3"):
+        b.play(b.geometry.from_gtp(v))
+    params = SearchParams(leaves=4, playouts_per_leaf=2, prior="learnt", prior_model=str(out))
+    search = Search(b, params)
+    search.run(simulations=64, stop_early=False)
+    assert search.tree.node_n[0] >= 64
+
+
+def test_a_bad_net_is_a_one_line_error(tmp_path):
+    wrong = tmp_path / "wrong.npz"
+    linear, _ = learnt.load_model("")
+    prior_net.save_net(str(wrong), [(np.zeros((3, 3, 5, 1), np.float32), np.zeros(1, np.float32))], linear, 9)
+    with pytest.raises(learnt.ModelError, match="refit it"):
+        prior_net.load_net(str(wrong))
+    run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "learnt", "--prior-model", str(wrong)],
+                         input="quit\n", capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and len(run.stderr.strip().splitlines()) == 1 and "refit it" in run.stderr
