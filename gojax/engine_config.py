@@ -276,7 +276,7 @@ def params_from_args(args, **overrides) -> SearchParams:
             raise ValueError(f"--shape-model {err}") from None
     # The playouts' own checks (a learnt policy's model file) before anything starts.
     params.playout_config()
-    if params.prior == "learnt":  # the tree's prior reads its own model (a linear one or a net)
+    if params.prior_model_path is not None:  # the tree's prior reads its own model (a linear one or a net)
         from gojax.kernels.prior_net import model_size
-        model_size(params.prior_model)
+        model_size(params.prior_model_path)
     return params

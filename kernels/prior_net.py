@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import zipfile
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +38,7 @@ from gojax.kernels.learnt import ModelError
 from gojax.kernels.state import BoardState
 
 NET_FORMAT = 1  # bump when `planes` changes
+BUNDLED = str(Path(__file__).parent / "data" / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
 # (slot, values) of kernels/learnt.SLOTS given one plane each
 ONE_HOT = (("capture", (1, 2, 3)), ("escape", (1, 2, 3, 4, 5, 6)), ("self_atari", (1, 2)), ("atari", (1, 2)),
            ("own_two", (1, 2)), ("nakade", (1,)))
@@ -133,5 +135,5 @@ def check_model(path: str, size: int) -> None:
     """ModelError unless the prior model at `path` loads and was fitted for `size` x `size`."""
     fitted = model_size(path)
     if fitted != size:
-        raise ModelError(f"--prior-model {path or learnt.BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
+        raise ModelError(f"prior model {path or learnt.BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
                          f"fit one on {size}x{size} positions (gojax learn-policy, learn-net) or use --prior shape")

@@ -260,7 +260,7 @@ class Simulator:
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         self.shape_model = params.shape_model if sums else None
         self.with_pattern = params.uses_shapes and not sums
-        self.learnt_prior = params.prior_model if params.prior == "learnt" else None  # NodeFeatures.shape's model
+        self.learnt_prior = params.prior_model_path  # NodeFeatures.shape's model
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         self.cmc = None
         self._cmc_size = None
@@ -392,8 +392,8 @@ class Simulator:
     def shapes_for(self, params: SearchParams, verdicts: NodeFeatures):
         """verdicts.shape where it is the prior of searches with `params` (their shape model is
         this simulator's; a forest may hold trees of other models), else None."""
-        if params.prior == "learnt":
-            return verdicts.shape if params.prior_model == self.learnt_prior else None
+        if params.prior_model_path is not None:
+            return verdicts.shape if params.prior_model_path == self.learnt_prior else None
         return verdicts.shape if params.uses_shapes and params.shape_model == self.shape_model else None
 
     def _cmc_tables(self, size: int):

@@ -11,7 +11,7 @@ import dataclasses
 
 SELECTIONS = ("uct", "rave")
 SCHEDULES = ("hand", "mse")
-PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins", "learnt")
+PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins", "learnt", "net")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo", "learnt")
@@ -40,10 +40,11 @@ class SearchParams:
     uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt policy model, "
-                               "--prior-model, as the tree's prior)")
-    prior_model: str = flag("", "--prior learnt: its model (.npz from `gojax learn-policy`; empty: the bundled 9x9 "
-                                "model)", metavar="NPZ")
+    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt linear model, "
+                               "--prior-model, as the tree's prior; net: the prior net, a small convolutional net "
+                               "fitted to KataGo's policy, 9x9)")
+    prior_model: str = flag("", "--prior learnt / net: its model (.npz from `gojax learn-policy` or `gojax learn-net`; "
+                                "empty: the bundled 9x9 one)", metavar="NPZ")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
@@ -180,7 +181,17 @@ class SearchParams:
     @property
     def uses_mogo_verdicts(self) -> bool:
         """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
-        return self.prior in ("mogo", "shape", "shape_wins", "learnt")
+        return self.prior in ("mogo", "shape", "shape_wins", "learnt", "net")
+
+    @property
+    def prior_model_path(self) -> str | None:
+        """The model file a learnt prior reads: --prior-model, or else for `learnt` "" (the bundled
+        linear model, kernels/learnt.load_model) and for `net` the bundled prior net; None for
+        the other priors."""
+        if self.prior == "net" and not self.prior_model:
+            from gojax.kernels.prior_net import BUNDLED
+            return BUNDLED
+        return self.prior_model if self.prior in ("learnt", "net") else None
 
     @property
     def uses_shapes(self) -> bool:

@@ -222,8 +222,8 @@ def _heuristic(tree: Tree, nodes: np.ndarray, rows: np.ndarray, acts: np.ndarray
             hp = _keep_verdicts(_shape_values(tree, nodes, rp, ap, hp, params, near=near, partial=partial), hp, params)
         elif params.prior == "shape_wins" and len(hp):
             hp = _shape_values(tree, nodes, rp, ap, hp, params, probabilities=True, near=near, partial=partial)
-        elif params.prior == "learnt" and len(hp):
-            ls = partial if partial is not None else _host_learnt(tree, nodes, params.prior_model)[rp, ap]
+        elif params.prior_model_path is not None and len(hp):
+            ls = partial if partial is not None else _host_learnt(tree, nodes, params.prior_model_path)[rp, ap]
             hp = _keep_verdicts(shape.grouped_values(ls, rp, len(nodes), params.shape_temperature), hp, params)
         h[point] = hp
         h[~point] = np.where(_after_pass(tree, nodes)[rows[~point]], NEUTRAL, BAD)  # pass: bad unless it can end the game

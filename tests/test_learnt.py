@@ -218,7 +218,7 @@ def test_the_trees_prior_takes_its_own_model(tmp_path):
     run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "learnt", "--prior-model", str(seven)],
                          input="genmove b\nquit\n", capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and run.stdout == ""
-    assert run.stderr.strip() == (f"gojax gtp: --prior-model {seven} was fitted on 7x7, not 9x9: fit one on 9x9 "
+    assert run.stderr.strip() == (f"gojax gtp: prior model {seven} was fitted on 7x7, not 9x9: fit one on 9x9 "
                                   "positions (gojax learn-policy, learn-net) or use --prior shape")
 
 

@@ -102,3 +102,28 @@ def test_a_bad_net_is_a_one_line_error(tmp_path):
     run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "learnt", "--prior-model", str(wrong)],
                          input="quit\n", capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and len(run.stderr.strip().splitlines()) == 1 and "refit it" in run.stderr
+
+
+def test_the_net_prior_is_the_bundled_net_through_the_learnt_prior():
+    """`--prior net` reads kernels/data/net9.npz: the same tree as `--prior learnt` given that file."""
+    b = Board(9)
+    for v in ("E5", "C3", "G7"):
+        b.play(b.geometry.from_gtp(v))
+    trees = []
+    for params in (SearchParams(leaves=4, playouts_per_leaf=2, prior="net", seed=3),
+                   SearchParams(leaves=4, playouts_per_leaf=2, prior="learnt", prior_model=prior_net.BUNDLED, seed=3)):
+        search = Search(b, params)
+        search.run(simulations=48, stop_early=False)
+        trees.append(search.tree)
+    np.testing.assert_array_equal(trees[0].prior[:trees[0].num_nodes], trees[1].prior[:trees[1].num_nodes])
+    np.testing.assert_array_equal(trees[0].n[:trees[0].num_nodes], trees[1].n[:trees[1].num_nodes])
+    assert prior_net.model_size(prior_net.BUNDLED) == 9
+
+
+def test_gtp_plays_with_the_net_prior_and_refuses_it_on_another_size():
+    run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "net", "--simulations", "64"],
+                         input="genmove b\nboardsize 13\nquit\n", capture_output=True, text=True, timeout=300)
+    lines = [x for x in run.stdout.splitlines() if x]
+    assert lines[0].startswith("= ") and lines[0] != "= pass"
+    assert lines[1] == "? unacceptable size"  # GTP's words; the reason goes to stderr
+    assert f"prior model {prior_net.BUNDLED} was fitted on 9x9, not 13x13" in run.stderr
