@@ -299,7 +299,7 @@ def test_a_uniform_mix_replaces_about_that_share_of_the_draws(tmp_path):
     assert counts[0.0] == 0 and counts[1.0] == 1 and 0.4 < counts[0.5] < 0.6
 
 
-@pytest.mark.parametrize("command", ["learn-policy", "balance-policy"])
+@pytest.mark.parametrize("command", ["learn-policy", "balance-policy", "learn-net"])
 def test_the_fitting_commands_name_a_bad_input_in_one_line(tmp_path, command):
     junk = tmp_path / "junk.npz"
     junk.write_text("not an archive")
