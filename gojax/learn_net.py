@@ -150,7 +150,7 @@ def main(args) -> None:
     if arrays[0].shape[1] != size:
         raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {size}x{size}, the data is "
                          f"{arrays[0].shape[1]}x{arrays[0].shape[1]}")
-    train, test = _split(arrays[4], config)
+    train, test = learn_policy.split_games(arrays[4], config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions")
     report = {"linear": evaluate(_init(jax.random.key(0), 1, 0), arrays, test)}
     say(f"the linear model alone: {report['linear']}")
@@ -163,9 +163,3 @@ def main(args) -> None:
     print(json.dumps(report, indent=1))
     say(f"net -> {args.out}")
 
-
-def _split(game: np.ndarray, config: NetConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(train, test) position indices: the same held-out games as learn-policy's."""
-    holder = learn_policy.Dataset(feats=None, legal=None, target=None, next=None, player=None, player_names=[],
-                                  game=game)
-    return learn_policy.split(holder, config.held_out, config.seed)

@@ -123,10 +123,15 @@ def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Da
 
 def split(ds: Dataset, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train, test) position indices; a game is wholly in one or the other."""
-    games = np.unique(ds.game)
+    return split_games(ds.game, held_out, seed)
+
+
+def split_games(game: np.ndarray, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`split` given each position's game (int [N]): the held-out games learn-net shares."""
+    games = np.unique(game)
     rng = np.random.default_rng(seed)
     test_games = set(rng.choice(games, size=max(1, int(round(held_out * len(games)))), replace=False).tolist())
-    test = np.isin(ds.game, list(test_games))
+    test = np.isin(game, list(test_games))
     return np.flatnonzero(~test), np.flatnonzero(test)
 
 
