@@ -63,7 +63,7 @@ class RecordingSimulator(Simulator):
     def submit(self, rows, keys, calls, pools=None, ahead=False):
         prepared = concurrent.futures.Future()
         res = jax.device_get(self._round(rows, keys, calls, pools, prepared))
-        self.results.append((self._unpack(jax.device_get(prepared.result())), res))
+        self.results.append((self._unpack(jax.device_get(prepared.result()), rows[0][0].size), res))
         return Submitted(_done(self.results[-1][0]) if ahead else None, _done(res))
 
     def verdicts(self, boards, rows):  # SearchParams.waves

@@ -597,6 +597,8 @@ def _add_learn_net(sub):
     p.add_argument("--width", type=positive_int, default=32, help="channels per 3x3 convolution (32)")
     p.add_argument("--depth", type=positive_int, default=5, help="3x3 convolutions (5)")
     p.add_argument("--epochs", type=positive_int, default=20, help="passes over the training positions (20)")
+    p.add_argument("--schedule", choices=("constant", "cosine"), default="constant",
+                   help="the learning rate: constant, or decaying to 0 over the fit along half a cosine")
     p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
     p.set_defaults(func=_run_learn_net)
 

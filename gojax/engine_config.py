@@ -264,7 +264,7 @@ def params_from_args(args, **overrides) -> SearchParams:
         params = SearchParams(**fields)
     except ValueError as err:  # resign_threshold -> --resign-threshold
         raise ValueError(re.sub(r"^(\w+) must", lambda m: f"--{m[1].replace('_', '-')} must", str(err))) from None
-    if params.prior in ("shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
+    if params.prior in ("auto", "shape", "shape_wins"):  # load it now: a bad file is a one-line error, not a failing genmove
         import zipfile
 
         from gojax.search import shape

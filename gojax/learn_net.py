@@ -34,6 +34,7 @@ class NetConfig:
     epochs: int = 20
     batch: int = 64
     learning_rate: float = 2e-3
+    schedule: str = "constant"  # or "cosine": the rate decays to 0 over the fit (half a cosine)
     held_out: float = 0.1  # share of games kept for measuring (learn_policy.split)
     seed: int = 0
 
@@ -109,10 +110,17 @@ def _turn(a: jax.Array, k: int) -> jax.Array:
 
 def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
     x, lin, legal, target = arrays[:4]
-    lr = config.learning_rate
+    steps = max(1, len(train) // config.batch)
+    total_steps = steps * config.epochs
+
+    def rate(t):
+        if config.schedule == "cosine":
+            return config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total_steps))
+        return config.learning_rate
 
     @functools.partial(jax.jit, static_argnames=("k",))
     def step(layers, m, v, t, x, lin, legal, target, k):
+        lr = rate(t)
         val, grad = jax.value_and_grad(_loss)(layers, *(_turn(a, k) for a in (x, lin, legal, target)))
         m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
         v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
@@ -127,7 +135,7 @@ def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
     t = 0
     for epoch in range(config.epochs):
         order = rng.permutation(train)
-        total, steps = 0.0, max(1, len(order) // config.batch)
+        total = 0.0
         for i in range(steps):
             idx = np.sort(order[i * config.batch:(i + 1) * config.batch])
             t += 1
@@ -140,7 +148,8 @@ def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
 
 def main(args) -> None:
     """`gojax learn-net DATA --linear NPZ --out NET`: build, fit, measure on held-out games, save."""
-    config = NetConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed)
+    config = NetConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed,
+                       schedule=args.schedule)
     t0 = time.monotonic()
 
     def say(text):

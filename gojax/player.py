@@ -95,8 +95,9 @@ class Player:
         Geometry(size)  # validates
         if "learnt" in (self.params.policy, self.params.fallback):  # ModelError before a search
             check_model(self.params.policy_model, size)
-        if self.params.prior_model_path is not None:
-            prior_net.check_model(self.params.prior_model_path, size)
+        model = self.params.for_size(size).prior_model_path
+        if model is not None:
+            prior_net.check_model(model, size)
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

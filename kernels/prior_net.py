@@ -39,6 +39,13 @@ from gojax.kernels.state import BoardState
 
 NET_FORMAT = 1  # bump when `planes` changes
 BUNDLED = str(Path(__file__).parent / "data" / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
+
+
+def bundled(size: int) -> str | None:
+    """The path of the net shipped for `size` x `size` (kernels/data/net{size}.npz), or None."""
+    path = Path(__file__).parent / "data" / f"net{size}.npz"
+    return str(path) if path.exists() else None
+
 # (slot, values) of kernels/learnt.SLOTS given one plane each
 ONE_HOT = (("capture", (1, 2, 3)), ("escape", (1, 2, 3, 4, 5, 6)), ("self_atari", (1, 2)), ("atari", (1, 2)),
            ("own_two", (1, 2)), ("nakade", (1,)))

@@ -241,6 +241,23 @@ class Submitted(NamedTuple):
     result: concurrent.futures.Future
 
 
+class PriorPlan(NamedTuple):
+    """What a round's NodeFeatures hold for the prior on one board size (Simulator.plan)."""
+    with_prior: bool  # MoGo's verdicts
+    with_pattern: bool  # each point's 3x3 neighbourhood, for a shape model with diamonds (summed on the host)
+    shape_model: str | None  # the shape model the device sums (NodeFeatures.shape), or None
+    learnt_prior: str | None  # the learnt model or net whose logits NodeFeatures.shape holds, or None
+
+    @classmethod
+    def of(cls, params: SearchParams) -> PriorPlan:
+        """The plan of parameters resolved for a board size (SearchParams.for_size)."""
+        # The shape prior's sums come from the device (NodeFeatures.shape) unless its model has
+        # diamonds: the host then needs each point's 3x3 neighbourhood (NodeFeatures.pattern).
+        sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
+        return cls(params.uses_mogo_verdicts, params.uses_shapes and not sums,
+                   params.shape_model if sums else None, params.prior_model_path)
+
+
 class Simulator:
     """Plays rounds for one search or a forest of them.  With contextual Monte-Carlo on it also
     owns the CMC tables (device arrays [2, P, P]): each round's pair statistics are added to
@@ -254,13 +271,8 @@ class Simulator:
         self.k = params.playouts_per_leaf
         self.config = config or params.playout_config()
         self.pool_size = params.pool_size if self.config.pool_prob > 0 else 0
-        self.with_prior = params.uses_mogo_verdicts
-        # The shape prior's sums come from the device (NodeFeatures.shape) unless its model has
-        # diamonds: the host then needs each point's 3x3 neighbourhood (NodeFeatures.pattern).
-        sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
-        self.shape_model = params.shape_model if sums else None
-        self.with_pattern = params.uses_shapes and not sums
-        self.learnt_prior = params.prior_model_path  # NodeFeatures.shape's model
+        self.params = params  # its prior may be `auto`: what it computes is per board size (`plan`)
+        self._plans: dict[int, PriorPlan] = {}
         self._shape_tables: dict = {}  # (board size, device) -> ShapeModel.point_tables on that device
         self.cmc = None
         self._cmc_size = None
@@ -276,6 +288,12 @@ class Simulator:
         tables feed each round into the next: one device, calls in order)."""
         return 1 if self.device is not None or self.config.cmc_prob > 0 else jax.local_device_count()
 
+    def plan(self, size: int) -> PriorPlan:
+        """What this simulator's rounds on `size` x `size` boards compute for the prior."""
+        if size not in self._plans:
+            self._plans[size] = PriorPlan.of(self.params.for_size(size))
+        return self._plans[size]
+
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
         """`dispatch` on the worker thread; the futures hold its results as numpy.  With `ahead`
         the round's NodeFeatures come back first, as soon as the device has them, while the
@@ -286,7 +304,8 @@ class Simulator:
         prepared = concurrent.futures.Future() if ahead else None
         started = self._worker.submit(self._round, rows, keys, calls, pools, prepared)
         # The fetcher waits in submission order: these verdicts before this round's playouts.
-        verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()))) if ahead else None
+        size = rows[0][0].size
+        verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()), size)) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
     def verdicts(self, boards: list[Board], rows: int) -> NodeFeatures:
@@ -340,9 +359,10 @@ class Simulator:
                     if g != 1:
                         raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
                     cmc = self._cmc_tables(boards[0].size)
-                states, verdicts, prior = prepare_round(packed_fields(boards), self.with_prior, self.with_pattern,
+                plan = self.plan(boards[0].size)
+                states, verdicts, prior = prepare_round(packed_fields(boards), plan.with_prior, plan.with_pattern,
                                                         self.shape_tables(boards[0].size, self.device),
-                                                        self.learnt_prior)
+                                                        plan.learnt_prior)
                 if prepared is not None:
                     prepared.set_result(verdicts)
                 res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
@@ -368,33 +388,38 @@ class Simulator:
     def _verdicts_on(self, boards: list[Board], device=None) -> NodeFeatures:
         """leaf_verdicts of `boards` (padded by the caller) computed on `device` (None: the
         default device), as numpy."""
+        size = boards[0].size
+        plan = self.plan(size)
         with jax.default_device(device) if device is not None else contextlib.nullcontext():
-            packed = leaf_verdicts(packed_fields(boards), self.with_prior, self.with_pattern,
-                                   self.shape_tables(boards[0].size, device), self.learnt_prior)
-        return self._unpack(np.asarray(packed))
+            packed = leaf_verdicts(packed_fields(boards), plan.with_prior, plan.with_pattern,
+                                   self.shape_tables(size, device), plan.learnt_prior)
+        return self._unpack(np.asarray(packed), size)
 
-    def _unpack(self, rows: np.ndarray) -> NodeFeatures:
-        """The packed verdicts of one of this simulator's calls, as NodeFeatures."""
-        return NodeFeatures.unpacked(rows, self.with_prior, self.with_pattern,
-                                     self.shape_model is not None or self.learnt_prior is not None)
+    def _unpack(self, rows: np.ndarray, size: int) -> NodeFeatures:
+        """The packed verdicts of one of this simulator's calls on `size` x `size` boards."""
+        plan = self.plan(size)
+        return NodeFeatures.unpacked(rows, plan.with_prior, plan.with_pattern,
+                                     plan.shape_model is not None or plan.learnt_prior is not None)
 
     def shape_tables(self, size: int, device=None):
         """The shape prior's ShapeModel.point_tables for `size`, kept on `device` (None: the
         default device) after the first call; None where the device sums no shapes."""
-        if self.shape_model is None:
+        model_path = self.plan(size).shape_model
+        if model_path is None:
             return None
         key = (size, device)
         if key not in self._shape_tables:
-            model = shape.load_model(self.shape_model)
+            model = shape.load_model(model_path)
             self._shape_tables[key] = tuple(jax.device_put(t, device) for t in model.point_tables(size))
         return self._shape_tables[key]
 
-    def shapes_for(self, params: SearchParams, verdicts: NodeFeatures):
-        """verdicts.shape where it is the prior of searches with `params` (their shape model is
-        this simulator's; a forest may hold trees of other models), else None."""
+    def shapes_for(self, params: SearchParams, verdicts: NodeFeatures, size: int):
+        """verdicts.shape where it is the prior of searches with `params` on `size` x `size`
+        boards (their model is this simulator's; a forest may hold trees of other models), else None."""
+        plan = self.plan(size)
         if params.prior_model_path is not None:
-            return verdicts.shape if params.prior_model_path == self.learnt_prior else None
-        return verdicts.shape if params.uses_shapes and params.shape_model == self.shape_model else None
+            return verdicts.shape if params.prior_model_path == plan.learnt_prior else None
+        return verdicts.shape if params.uses_shapes and params.shape_model == plan.shape_model else None
 
     def _cmc_tables(self, size: int):
         if self.cmc is None or self._cmc_size != size:

@@ -30,6 +30,7 @@ class Forest(Rounds):
         plist = list(params) if isinstance(params, (list, tuple)) else [params] * len(boards)
         if len(plist) != len(boards) or not boards:
             raise ValueError("a forest needs one or more boards and one SearchParams per board (or one for all)")
+        plist = [p.for_size(b.size) for b, p in zip(boards, plist)]
         simulator = simulator or Simulator(plist[0])
         first = plist[0]
         trees = [None] * len(boards)

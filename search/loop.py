@@ -271,9 +271,9 @@ class Rounds:
         """The new nodes among `leaves` (a round's or a wave's, `per_tree` rows a tree in their
         call) given their legal moves and priors from that call's NodeFeatures `v`."""
         for members, starts in self._rows(leaves, per_tree):
+            lead = self.searches[members[0]]
             expand([self.searches[t] for t in members], [leaves[t] for t in members], starts,
-                            v.legal, v.capture, v.prior, patterns=v.pattern,
-                            shapes=self.simulator.shapes_for(self.searches[members[0]].params, v))
+                   v.legal, v.capture, v.prior, patterns=v.pattern, shapes=self.simulator.shapes_for(lead.params, v, lead.size))
 
     def _rows(self, leaves: list, per_tree: int):
         """The groups of trees with `leaves` (a round's, or a wave's), each with its trees' first

@@ -81,7 +81,7 @@ class Search:
     def __init__(self, board: Board, params: SearchParams = SearchParams(), simulator: Simulator | None = None,
                  tree: Tree | None = None):
         """`tree`: an empty tree to search in (a forest's trees share one TreeStack), else its own."""
-        self.params = params
+        params = self.params = params.for_size(board.size)  # the prior `auto` picks for this size
         self.simulator = simulator or Simulator(params)
         self.size = board.size
         if tree is not None and (tree.size, tree.capacity) != (board.size, params.max_nodes):

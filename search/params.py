@@ -11,7 +11,7 @@ import dataclasses
 
 SELECTIONS = ("uct", "rave")
 SCHEDULES = ("hand", "mse")
-PRIORS = ("none", "even", "grandfather", "mogo", "shape", "shape_wins", "learnt", "net")
+PRIORS = ("auto", "none", "even", "grandfather", "mogo", "shape", "shape_wins", "learnt", "net")
 AMAF_RULES = ("first", "same_colour")
 FINAL_MOVES = ("visits", "value")
 POLICIES = ("uniform", "mogo", "learnt")
@@ -40,11 +40,12 @@ class SearchParams:
     uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
-    prior: str = flag("shape", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt linear model, "
-                               "--prior-model, as the tree's prior; net: the prior net, a small convolutional net "
-                               "fitted to KataGo's policy, 9x9)")
+    prior: str = flag("auto", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt linear model, "
+                              "--prior-model, as the tree's prior; net: the prior net, a small convolutional net "
+                              "fitted to KataGo's policy; auto: net on a board size with a bundled net (9x9), "
+                              "else shape; chosen by matches, bench/results/strength/README.md)")
     prior_model: str = flag("", "--prior learnt / net: its model (.npz from `gojax learn-policy` or `gojax learn-net`; "
-                                "empty: the bundled 9x9 one)", metavar="NPZ")
+                                "empty: the bundled one for the board size)", metavar="NPZ")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
@@ -178,16 +179,28 @@ class SearchParams:
         return PlayoutConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(PlayoutConfig)
                                 if hasattr(self, f.name)})
 
+    def for_size(self, size: int) -> SearchParams:
+        """These parameters as a search on a `size` x `size` board applies them: `auto` becomes
+        `net` where a net is bundled for the size (kernels/prior_net.bundled) and `shape`
+        elsewhere, and `net` without --prior-model reads the size's bundled net."""
+        from gojax.kernels.prior_net import bundled
+        net = bundled(size)
+        if self.prior == "auto":
+            return dataclasses.replace(self, prior="net" if net else "shape", prior_model=net or "")
+        if self.prior == "net" and not self.prior_model and net:
+            return dataclasses.replace(self, prior_model=net)
+        return self
+
     @property
     def uses_mogo_verdicts(self) -> bool:
         """The priors built on MoGo's verdicts (the device computes them with the playouts)."""
-        return self.prior in ("mogo", "shape", "shape_wins", "learnt", "net")
+        return self.prior in ("auto", "mogo", "shape", "shape_wins", "learnt", "net")
 
     @property
     def prior_model_path(self) -> str | None:
         """The model file a learnt prior reads: --prior-model, or else for `learnt` "" (the bundled
-        linear model, kernels/learnt.load_model) and for `net` the bundled prior net; None for
-        the other priors."""
+        linear model, kernels/learnt.load_model) and for `net` the bundled 9x9 prior net (`for_size`
+        picks the size's own); None for the other priors, and for `auto` before `for_size`."""
         if self.prior == "net" and not self.prior_model:
             from gojax.kernels.prior_net import BUNDLED
             return BUNDLED

@@ -296,7 +296,7 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
     if bare.size:
         _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
                     searches[0].tree.pass_always)
-    priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v))
+    priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v, searches[0].size))
     refresh(store, nodes, params, store.jitter_of(nodes))
 
 

@@ -78,7 +78,8 @@ def test_an_untrained_net_is_its_linear_model(tmp_path):
 
 def test_a_fit_learns_and_the_search_reads_the_net(tmp_path):
     out = tmp_path / "net.npz"
-    args = argparse.Namespace(data=str(KATAGO), linear="", out=str(out), width=8, depth=2, epochs=12, seed=0)
+    args = argparse.Namespace(data=str(KATAGO), linear="", out=str(out), width=8, depth=2, epochs=12, seed=0,
+                              schedule="cosine")
     learn_net.main(args)
     report = json.loads(str(np.load(out)["report"]))
     assert report["train"]["cross_entropy"] < report["linear"]["cross_entropy"] or \
@@ -127,3 +128,34 @@ def test_gtp_plays_with_the_net_prior_and_refuses_it_on_another_size():
     assert lines[0].startswith("= ") and lines[0] != "= pass"
     assert lines[1] == "? unacceptable size"  # GTP's words; the reason goes to stderr
     assert f"prior model {prior_net.BUNDLED} was fitted on 9x9, not 13x13" in run.stderr
+
+
+def test_the_default_prior_is_the_net_where_one_is_bundled_and_the_shape_prior_elsewhere():
+    """`--prior auto` (the default): the bundled net on 9x9, the shape prior on 7x7 and 13x13."""
+    assert SearchParams().for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED)
+    assert SearchParams().for_size(13) == SearchParams().for_size(7) == SearchParams(prior="shape")
+    assert SearchParams(prior="net").for_size(13).prior_model_path == prior_net.BUNDLED  # refused by size
+    for size, twin in ((9, "net"), (7, "shape")):
+        b = Board(size)
+        b.play(b.geometry.from_gtp("C3"))
+        trees = []
+        for prior in ("auto", twin):
+            search = Search(b, SearchParams(leaves=4, playouts_per_leaf=2, prior=prior, seed=5))
+            search.run(simulations=32, stop_early=False)
+            trees.append(search.tree)
+        used = trees[0].num_nodes
+        assert used == trees[1].num_nodes > 1
+        np.testing.assert_array_equal(trees[0].prior[:used], trees[1].prior[:used])
+        np.testing.assert_array_equal(trees[0].n[:used], trees[1].n[:used])
+
+
+def test_gtp_with_the_default_prior_plays_on_a_size_without_a_net():
+    """One engine, one simulator: 9x9 with the net, then 7x7 with the shape prior."""
+    run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--simulations", "32", "--leaves", "4",
+                          "--playouts-per-leaf", "2"],
+                         input="genmove b\nboardsize 7\nclear_board\ngenmove b\nquit\n", capture_output=True,
+                         text=True, timeout=300)
+    lines = [x for x in run.stdout.splitlines() if x]
+    assert lines[0].startswith("= ") and lines[0] != "= pass", run.stderr
+    assert lines[1:3] == ["=", "="], run.stderr
+    assert lines[3].startswith("= ") and lines[3] != "= pass", run.stderr
