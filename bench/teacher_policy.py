@@ -4,7 +4,7 @@ sampled from the games of a bench/teacher_data.py positions.npz.
     python bench/teacher_policy.py [--positions bench/results/teacher/pachi9/positions.npz]
                                    [--out bench/results/teacher/katago9_policy] [--count 16000]
                                    [--katago /tmp/katago/run]
-    python bench/teacher_policy.py --pack [--out ...]
+    python bench/teacher_policy.py --pack [--out ...] [--games-of EARLIER/positions.npz]
 
 KataGo 1.18 with its b10 network (`bash ../shared/tools/katago/setup.sh` prints the runner)
 answers each position through its JSON analysis engine with maxVisits 1: the raw network's move
@@ -98,7 +98,8 @@ def collect(args, data: dict, size: int, lines: Path, done: set) -> None:
     proc.wait()
 
 
-def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int] = (0, 80)) -> None:
+def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int] = (0, 80),
+         games_of: str = "", count: int = 16000) -> None:
     rows = sorted(rows, key=lambda r: (r["game"], r["move"]))
     repo = Path(__file__).resolve().parent.parent
     shown = out.resolve().relative_to(repo) if out.resolve().is_relative_to(repo) else out
@@ -125,7 +126,9 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves:
             "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
             "  value for Black (`value`).  No search.",
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
-            f"- Regenerate: `python bench/teacher_policy.py --out {shown}` then `--pack`.",
+            f"- Regenerate: `python bench/teacher_policy.py --out {shown} --count {count}` then `--pack`"
+            + (f" `--games-of {games_of}` (only the games of that earlier pack, so that the held-out games stay "
+               "held out)." if games_of else "."),
             "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
             "  does not."]
     (out / "CARD.md").write_text("\n".join(card) + "\n")
@@ -143,6 +146,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--katago", default=os.environ.get("KATAGO", "/tmp/katago/run"))
     ap.add_argument("--pack", action="store_true", help="write OUT/positions.npz and CARD.md from what is there")
+    ap.add_argument("--games-of", metavar="NPZ", default="",
+                    help="--pack: keep only the games of an earlier positions.npz (the same game numbers, so that "
+                         "the games learn-policy and learn-net hold out stay held out as the data grows)")
     args = ap.parse_args()
     with np.load(args.positions) as f:
         data = {k: f[k] for k in ("moves", "first_white", "komi", "size", "game", "move", "player", "player_names")}
@@ -160,7 +166,14 @@ def main() -> None:
                 if i != len(text) - 1:  # only a last line cut short by a stopped run is skipped
                     raise
     if args.pack:
-        pack(data, size, out, rows, Path(args.positions).parent.name, (args.first, args.last))
+        if args.games_of:
+            with np.load(args.games_of) as f:
+                kept = {m.tobytes() for m in f["moves"]}
+            before = len(rows)
+            rows = [r for r in rows if data["moves"][r["game"]].tobytes() in kept]
+            print(f"--games-of: {before - len(rows)} positions of games not in {args.games_of} left out", file=sys.stderr)
+        pack(data, size, out, rows, Path(args.positions).parent.name, (args.first, args.last), args.games_of,
+             args.count)
     else:
         collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
 

@@ -50,9 +50,8 @@ def inputs(path: str, linear: np.ndarray, chunk: int = 1024):
     game [N]) of a teacher file, the positions learn_policy.build keeps."""
     ds = learn_policy.build(path)
     data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
-    boards = learn_policy.replay(data)
-    if len(boards) != len(ds.game):
-        raise ValueError(f"{path}: a position without a legal move")
+    every = learn_policy.replay(data)
+    boards = [every[i] for i in ds.kept.tolist()]  # build's positions: those with a legal move
     size = int(data["size"])
     x, lin = [], []
     for s in range(0, len(boards), chunk):

@@ -54,6 +54,7 @@ class Dataset:
     player: np.ndarray  # int16 [N]  who played it (index into player_names)
     player_names: list[str]
     game: np.ndarray  # int32 [N]
+    kept: np.ndarray  # int [N]  each position's row in the file (positions with no legal move are left out)
 
 
 def replay(data: dict) -> list[Board]:
@@ -118,7 +119,8 @@ def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Da
     target = target[keep] / target[keep].sum(1, keepdims=True)
     return Dataset(feats=feats[keep], legal=legal[keep], target=target.astype(np.float32),
                    next=data["next"][keep], player=data["player"][keep],
-                   player_names=[str(x) for x in data["player_names"]], game=data["game"][keep])
+                   player_names=[str(x) for x in data["player_names"]], game=data["game"][keep],
+                   kept=np.flatnonzero(keep))
 
 
 def split(ds: Dataset, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
