@@ -38,12 +38,13 @@ from gojax.kernels.learnt import ModelError
 from gojax.kernels.state import BoardState
 
 NET_FORMAT = 1  # bump when `planes` changes
-BUNDLED = str(Path(__file__).parent / "data" / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
+DATA = Path(__file__).parent / "data"
+BUNDLED = str(DATA / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
 
 
 def bundled(size: int) -> str | None:
     """The path of the net shipped for `size` x `size` (kernels/data/net{size}.npz), or None."""
-    path = Path(__file__).parent / "data" / f"net{size}.npz"
+    path = DATA / f"net{size}.npz"
     return str(path) if path.exists() else None
 
 # (slot, values) of kernels/learnt.SLOTS given one plane each

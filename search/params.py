@@ -42,10 +42,10 @@ class SearchParams:
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
     prior: str = flag("auto", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt linear model, "
                               "--prior-model, as the tree's prior; net: the prior net, a small convolutional net "
-                              "fitted to KataGo's policy; auto: net on a board size with a bundled net (9x9), "
-                              "else shape; chosen by matches, bench/results/strength/README.md)")
-    prior_model: str = flag("", "--prior learnt / net: its model (.npz from `gojax learn-policy` or `gojax learn-net`; "
-                                "empty: the bundled one for the board size)", metavar="NPZ")
+                              "fitted to KataGo's policy; auto: net given --prior-model or on a board size with a "
+                              "bundled net (9x9), else shape; chosen by matches, bench/results/strength/README.md)")
+    prior_model: str = flag("", "--prior learnt / net / auto: its model (.npz from `gojax learn-policy` or "
+                                "`gojax learn-net`; empty: the bundled one for the board size)", metavar="NPZ")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
@@ -181,15 +181,17 @@ class SearchParams:
 
     def for_size(self, size: int) -> SearchParams:
         """These parameters as a search on a `size` x `size` board applies them: `auto` becomes
-        `net` where a net is bundled for the size (kernels/prior_net.bundled) and `shape`
-        elsewhere, and `net` without --prior-model reads the size's bundled net."""
+        `net` given --prior-model or where a net is bundled for the size (kernels/prior_net.bundled),
+        else `shape`; `net` without --prior-model reads the size's bundled net."""
+        if self.prior == "auto" and self.prior_model:
+            return dataclasses.replace(self, prior="net")
+        if self.prior not in ("auto", "net") or self.prior_model:
+            return self
         from gojax.kernels.prior_net import bundled
         net = bundled(size)
-        if self.prior == "auto":
-            return dataclasses.replace(self, prior="net" if net else "shape", prior_model=net or "")
-        if self.prior == "net" and not self.prior_model and net:
-            return dataclasses.replace(self, prior_model=net)
-        return self
+        if net:
+            return dataclasses.replace(self, prior="net", prior_model=net)
+        return dataclasses.replace(self, prior="shape") if self.prior == "auto" else self
 
     @property
     def uses_mogo_verdicts(self) -> bool:
@@ -200,10 +202,13 @@ class SearchParams:
     def prior_model_path(self) -> str | None:
         """The model file a learnt prior reads: --prior-model, or else for `learnt` "" (the bundled
         linear model, kernels/learnt.load_model) and for `net` the bundled 9x9 prior net (`for_size`
-        picks the size's own); None for the other priors, and for `auto` before `for_size`."""
+        picks the size's own); None for the other priors, and for `auto` without --prior-model
+        before `for_size`."""
         if self.prior == "net" and not self.prior_model:
             from gojax.kernels.prior_net import BUNDLED
             return BUNDLED
+        if self.prior == "auto":
+            return self.prior_model or None
         return self.prior_model if self.prior in ("learnt", "net") else None
 
     @property

@@ -159,3 +159,14 @@ def test_gtp_with_the_default_prior_plays_on_a_size_without_a_net():
     assert lines[0].startswith("= ") and lines[0] != "= pass", run.stderr
     assert lines[1:3] == ["=", "="], run.stderr
     assert lines[3].startswith("= ") and lines[3] != "= pass", run.stderr
+
+
+def test_the_default_prior_reads_a_given_prior_model_on_any_size(tmp_path):
+    """`--prior-model` is not dropped by `auto`: the given model is the prior, and one fitted for
+    another size is refused as `--prior net` would refuse it."""
+    given = SearchParams(prior_model=prior_net.BUNDLED)
+    assert given.for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED)
+    assert given.prior_model_path == prior_net.BUNDLED  # checked before anything starts
+    assert given.for_size(13).prior == "net"
+    with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 13x13"):
+        prior_net.check_model(given.for_size(13).prior_model_path, 13)
