@@ -599,13 +599,18 @@ def _add_learn_net(sub):
     p.add_argument("--epochs", type=positive_int, default=20, help="passes over the training positions (20)")
     p.add_argument("--schedule", choices=("constant", "cosine"), default="constant",
                    help="the learning rate: constant, or decaying to 0 over the fit along half a cosine")
+    p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's step size (2e-3; lower to refine an "
+                                                                        "--init net)")
+    p.add_argument("--init", metavar="NET", default="",
+                   help="start from this prior net (its width, depth and linear model; --width, --depth and --linear "
+                        "are then ignored): a net fitted on one board size can start another size's")
     p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
     p.set_defaults(func=_run_learn_net)
 
 
 def _run_learn_net(args) -> int:
     from gojax import learn_net
-    inputs = [args.data] + ([args.linear] if args.linear else [])
+    inputs = [args.data] + ([args.linear] if args.linear else []) + ([args.init] if args.init else [])
     return _run_policy_job("learn-net", args, inputs, learn_net.main)
 
 

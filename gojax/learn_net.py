@@ -107,7 +107,9 @@ def _turn(a: jax.Array, k: int) -> jax.Array:
     return jnp.rot90(jnp.swapaxes(a, 1, 2) if k >= 4 else a, k % 4, axes=(1, 2))
 
 
-def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
+def fit(arrays, train: np.ndarray, config: NetConfig, progress=None, init=None):
+    """Adam from `init` ((w, b) per layer, e.g. a net fitted on another board size) or from fresh
+    weights of config's shape."""
     x, lin, legal, target = arrays[:4]
     steps = max(1, len(train) // config.batch)
     total_steps = steps * config.epochs
@@ -127,7 +129,8 @@ def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
                               layers, m, v)
         return layers, m, v, val
 
-    layers = _init(jax.random.key(config.seed), config.width, config.depth)
+    layers = (_init(jax.random.key(config.seed), config.width, config.depth) if init is None
+              else [(jnp.asarray(w), jnp.asarray(b)) for w, b in init])
     m = jax.tree.map(jnp.zeros_like, layers)
     v = jax.tree.map(jnp.zeros_like, layers)
     rng = np.random.default_rng(config.seed)
@@ -146,25 +149,39 @@ def fit(arrays, train: np.ndarray, config: NetConfig, progress=None):
 
 
 def main(args) -> None:
-    """`gojax learn-net DATA --linear NPZ --out NET`: build, fit, measure on held-out games, save."""
-    config = NetConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed,
-                       schedule=args.schedule)
+    """`gojax learn-net DATA --linear NPZ --out NET`: build, fit, measure on held-out games, save.
+    With `--init NET`: start from that net (its shape and its linear model; the convolutions do
+    not depend on the board size, so a net fitted on 9x9 can start a 13x13 one)."""
+    init, init_path = None, getattr(args, "init", "") or ""
+    width, depth = args.width, args.depth
+    if init_path:
+        init, linear, _ = prior_net.load_net(init_path)  # ModelError is a ValueError: one line
+        width, depth = init[0][0].shape[3], len(init) - 1
+    config = NetConfig(width=width, depth=depth, epochs=args.epochs, seed=args.seed,
+                       schedule=args.schedule, learning_rate=getattr(args, "learning_rate", NetConfig.learning_rate))
     t0 = time.monotonic()
 
     def say(text):
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
-    linear, size = learnt.load_model(args.linear)
+    if init is None:
+        linear, size = learnt.load_model(args.linear)
     arrays = inputs(args.data, linear)
-    if arrays[0].shape[1] != size:
+    data_size = arrays[0].shape[1]
+    if init is None and data_size != size:
         raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {size}x{size}, the data is "
-                         f"{arrays[0].shape[1]}x{arrays[0].shape[1]}")
+                         f"{data_size}x{data_size} (--init NET starts from a net of any size)")
+    size = data_size
     train, test = learn_policy.split_games(arrays[4], config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions")
     report = {"linear": evaluate(_init(jax.random.key(0), 1, 0), arrays, test)}
     say(f"the linear model alone: {report['linear']}")
-    layers = fit(arrays, train, config, progress=lambda e, n, loss, layers: say(
+    if init is not None:
+        report["init"] = evaluate(init, arrays, test)
+        say(f"--init {init_path} as it is: {report['init']}")
+    layers = fit(arrays, train, config, init=init, progress=lambda e, n, loss, layers: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate(layers, arrays, test)}" if e % 5 == 0 else "")))
-    report |= {"data": args.data, "linear_model": args.linear or learnt.BUNDLED, "config": dataclasses.asdict(config),
+    report |= {"data": args.data, "linear_model": init_path or args.linear or learnt.BUNDLED,
+               "init_net": init_path, "config": dataclasses.asdict(config),
                "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
                "train": evaluate(layers, arrays, train[:4096])}
     prior_net.save_net(args.out, layers, linear, size, report=json.dumps(report))

@@ -94,6 +94,29 @@ def test_a_fit_learns_and_the_search_reads_the_net(tmp_path):
     assert search.tree.node_n[0] >= 64
 
 
+def test_a_net_fitted_on_another_size_starts_a_fit(tmp_path):
+    """`learn-net --init`: a 13x13 net (the convolutions do not depend on the size) starts a fit on
+    9x9 positions; the report measures it as it came, the result keeps its shape and says 9x9."""
+    start, out = tmp_path / "net13.npz", tmp_path / "net9.npz"
+    rng = np.random.default_rng(1)
+    linear, _ = learnt.load_model("")
+    layers = [(rng.normal(size=(3, 3, prior_net.N_PLANES, 6), scale=0.1).astype(np.float32), np.zeros(6, np.float32)),
+              (rng.normal(size=(1, 1, 6, 1), scale=0.1).astype(np.float32), np.zeros(1, np.float32))]
+    prior_net.save_net(str(start), layers, linear, 13)
+    args = argparse.Namespace(data=str(KATAGO), linear="", out=str(out), width=32, depth=5, epochs=6, seed=0,
+                              schedule="constant", init=str(start), learning_rate=2e-3)
+    learn_net.main(args)
+    report = json.loads(str(np.load(out)["report"]))
+    assert report["init"] != report["linear"] and report["init_net"] == str(start)
+    assert report["train"]["cross_entropy"] < report["init"]["cross_entropy"] or \
+        report["held_out"]["cross_entropy"] < report["init"]["cross_entropy"]
+    fitted, _, size = prior_net.load_net(str(out))
+    assert size == 9 and [w.shape for w, _ in fitted] == [w.shape for w, _ in layers]
+    run = subprocess.run([sys.executable, "-m", "gojax", "learn-net", str(KATAGO), "--init", str(tmp_path / "none.npz"),
+                          "--out", str(tmp_path / "x.npz")], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "none.npz: no such file" in run.stderr
+
+
 def test_a_bad_net_is_a_one_line_error(tmp_path):
     wrong = tmp_path / "wrong.npz"
     linear, _ = learnt.load_model("")
