@@ -5,6 +5,10 @@ sampled from the games of a bench/teacher_data.py positions.npz.
                                    [--out bench/results/teacher/katago9_policy] [--count 16000]
                                    [--katago /tmp/katago/run]
     python bench/teacher_policy.py --pack [--out ...] [--games-of EARLIER/positions.npz]
+    python bench/teacher_policy.py --games SGF_OR_FOLDER... --size 13 --out bench/results/teacher/katago13_policy
+
+`--games` samples from saved SGF games of one board size directly (deduplicated by their moves, in
+the files' sorted order), for sizes with no teacher_data.py file; give the same list to `--pack`.
 
 KataGo 1.18 with its b10 network (`bash ../shared/tools/katago/setup.sh` prints the runner)
 answers each position through its JSON analysis engine with maxVisits 1: the raw network's move
@@ -28,7 +32,35 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from teacher_values import vertex  # noqa: E402  (a sibling script)
+from teacher_data import BLACK, game_moves, sgf_files  # noqa: E402  (sibling scripts)
+from teacher_values import vertex  # noqa: E402
+
+
+def from_games(paths: list[str], size: int) -> dict:
+    """teacher_data.py's arrays (moves, first_white, komi, player per position...) for the distinct
+    games of `size` among SGF files or folders, with no labels: what `sample` and `pack` read."""
+    games, seen = [], set()
+    for path in sgf_files(paths):
+        got = game_moves(path, size)
+        key = None if got is None else repr(got[0])
+        if got is not None and key not in seen:
+            seen.add(key)
+            games.append(got)
+    if not games:
+        raise SystemExit(f"no {size}x{size} games in {' '.join(paths)}")
+    moves = np.full((len(games), max(len(m) for m, _ in games)), -2, np.int16)  # -1 pass, -2 after the end
+    names = sorted({str(props.get(k, "")) for _, props in games for k in ("PB", "PW")})
+    game, move, player = [], [], []
+    for g, (ms, props) in enumerate(games):
+        moves[g, :len(ms)] = [-1 if p is None else p for _, p in ms]
+        for k, (colour, _) in enumerate(ms):
+            game.append(g)
+            move.append(k)
+            player.append(names.index(str(props.get("PB" if colour == BLACK else "PW", ""))))
+    return {"moves": moves, "first_white": np.array([ms[0][0] != BLACK for ms, _ in games]),
+            "komi": np.array([float(props.get("KM", 7.5) or 7.5) for _, props in games], np.float32),
+            "size": np.array(size), "game": np.array(game, np.int32), "move": np.array(move, np.int16),
+            "player": np.array(player, np.int16), "player_names": np.array(names)}
 
 
 def sample(data, count: int, first: int, last: int, seed: int) -> list[tuple[int, int]]:
@@ -139,6 +171,9 @@ def main() -> None:
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positions", default=str(here / "results" / "teacher" / "pachi9" / "positions.npz"))
+    ap.add_argument("--games", nargs="+", metavar="SGF", help="sample from these SGF files or folders instead of "
+                                                              "--positions (with --size)")
+    ap.add_argument("--size", type=int, default=9, help="--games: the board size kept")
     ap.add_argument("--out", default=str(here / "results" / "teacher" / "katago9_policy"))
     ap.add_argument("--count", type=int, default=16000)
     ap.add_argument("--first", type=int, default=0, help="first move number sampled")
@@ -150,8 +185,12 @@ def main() -> None:
                     help="--pack: keep only the games of an earlier positions.npz (the same game numbers, so that "
                          "the games learn-policy and learn-net hold out stay held out as the data grows)")
     args = ap.parse_args()
-    with np.load(args.positions) as f:
-        data = {k: f[k] for k in ("moves", "first_white", "komi", "size", "game", "move", "player", "player_names")}
+    if args.games:
+        data = from_games(args.games, args.size)
+    else:
+        with np.load(args.positions) as f:
+            data = {k: f[k] for k in ("moves", "first_white", "komi", "size", "game", "move", "player",
+                                      "player_names")}
     size = int(data["size"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -172,7 +211,8 @@ def main() -> None:
             before = len(rows)
             rows = [r for r in rows if data["moves"][r["game"]].tobytes() in kept]
             print(f"--games-of: {before - len(rows)} positions of games not in {args.games_of} left out", file=sys.stderr)
-        pack(data, size, out, rows, Path(args.positions).parent.name, (args.first, args.last), args.games_of,
+        source = "the SGF files given" if args.games else Path(args.positions).parent.name
+        pack(data, size, out, rows, source, (args.first, args.last), args.games_of,
              args.count)
     else:
         collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
