@@ -193,3 +193,26 @@ def test_the_default_prior_reads_a_given_prior_model_on_any_size(tmp_path):
     assert given.for_size(13).prior == "net"
     with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 13x13"):
         prior_net.check_model(given.for_size(13).prior_model_path, 13)
+
+
+def test_teacher_positions_come_from_saved_games_of_any_size(monkeypatch):
+    """bench/teacher_policy.py --games: a 13x13 match folder gives its games once each, moves in
+    gojax's point numbers, the first player and the player of every move from the SGF."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent / "bench"))
+    import teacher_policy
+    folder = Path(__file__).parent.parent / "bench" / "results" / "strength" / "gnugo10_13x13_3000" / "games"
+    files = sorted(folder.glob("*.sgf"))[:3]
+    data = teacher_policy.from_games([str(f) for f in files] + [str(files[0])], 13)
+    assert len(data["moves"]) == 3 and int(data["size"]) == 13
+    g0 = [m for m in data["moves"][0].tolist() if m != -2]
+    assert len(data["game"]) == sum((m != -2).sum() for m in data["moves"])
+    board0 = Board(13)
+    for m in g0:
+        board0.play(m if m >= 0 else None)  # every move legal in order (play raises otherwise)
+    names = data["player_names"].tolist()
+    first = data["player"][(data["game"] == 0) & (data["move"] == 0)][0]
+    assert names[first] in ("env", "gnugo") and not data["first_white"][0]
+    ask = teacher_policy.query(data, 0, 4, 13)
+    assert [c for c, _ in ask["moves"]] == ["B", "W", "B", "W"] and ask["boardXSize"] == 13
+    with pytest.raises(SystemExit, match="no 19x19 games"):
+        teacher_policy.from_games([str(files[0])], 19)
