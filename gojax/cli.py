@@ -29,6 +29,7 @@ from gojax.engine_config import (
     params_from_args,
     positive_float,
     positive_int,
+    whole_number,
 )
 
 
@@ -596,7 +597,9 @@ def _add_learn_net(sub):
     p.add_argument("--out", required=True, help="OUT.npz for --prior-model")
     p.add_argument("--width", type=positive_int, default=32, help="channels per 3x3 convolution (32)")
     p.add_argument("--depth", type=positive_int, default=5, help="3x3 convolutions (5)")
-    p.add_argument("--epochs", type=positive_int, default=20, help="passes over the training positions (20)")
+    p.add_argument("--epochs", type=whole_number, default=20,
+                   help="passes over the training positions (20; 0 with --init: the net as it is, measured on the "
+                        "data and saved for the data's board size)")
     p.add_argument("--schedule", choices=("constant", "cosine"), default="constant",
                    help="the learning rate: constant, or decaying to 0 over the fit along half a cosine")
     p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's step size (2e-3; lower to refine an "

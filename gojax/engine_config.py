@@ -40,6 +40,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)

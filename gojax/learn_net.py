@@ -157,6 +157,8 @@ def main(args) -> None:
     if init_path:
         init, linear, _ = prior_net.load_net(init_path)  # ModelError is a ValueError: one line
         width, depth = init[0][0].shape[3], len(init) - 1
+    if args.epochs < 1 and init is None:
+        raise ValueError("--epochs 0 needs --init NET (a net to measure and save as it is)")
     config = NetConfig(width=width, depth=depth, epochs=args.epochs, seed=args.seed,
                        schedule=args.schedule, learning_rate=getattr(args, "learning_rate", NetConfig.learning_rate))
     t0 = time.monotonic()
