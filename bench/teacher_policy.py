@@ -211,7 +211,7 @@ def main() -> None:
             before = len(rows)
             rows = [r for r in rows if data["moves"][r["game"]].tobytes() in kept]
             print(f"--games-of: {before - len(rows)} positions of games not in {args.games_of} left out", file=sys.stderr)
-        source = "the SGF files given" if args.games else Path(args.positions).parent.name
+        source = ", ".join(Path(p).name for p in args.games) if args.games else Path(args.positions).parent.name
         pack(data, size, out, rows, source, (args.first, args.last), args.games_of,
              args.count)
     else:

@@ -40,6 +40,8 @@ from gojax.kernels.state import BoardState
 NET_FORMAT = 1  # bump when `planes` changes
 DATA = Path(__file__).parent / "data"
 BUNDLED = str(DATA / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
+# net13.npz holds net9's weights unchanged (`gojax learn-net --init net9.npz --epochs 0` on 13x13
+# KataGo labels): no 13x13 fit has been matched yet, and this one won its 13x13 match.
 
 
 def bundled(size: int) -> str | None:

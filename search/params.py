@@ -43,7 +43,7 @@ class SearchParams:
     prior: str = flag("auto", "heuristic prior, eq. 48-52 (search/priors.py; learnt: a learnt linear model, "
                               "--prior-model, as the tree's prior; net: the prior net, a small convolutional net "
                               "fitted to KataGo's policy; auto: net given --prior-model or on a board size with a "
-                              "bundled net (9x9), else shape; chosen by matches, bench/results/strength/README.md)")
+                              "bundled net (9x9, 13x13), else shape; chosen by matches, bench/results/strength/README.md)")
     prior_model: str = flag("", "--prior learnt / net / auto: its model (.npz from `gojax learn-policy` or "
                                 "`gojax learn-net`; empty: the bundled one for the board size)", metavar="NPZ")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
