@@ -30,24 +30,22 @@ GTP_THREADS_HELP = "on a CPU backend, 1 when L x K x T <= {small} below 13x13 (-
 
 
 # --- argparse types: a bad number is one line and exit code 2 ------------------------------------
-def positive_int(text: str) -> int:
+def _at_least(text: str, low: int, kind: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {kind} whole number, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _at_least(text, 1, "a positive")
 
 
 def whole_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    return _at_least(text, 0, "a")
 
 
 def positive_float(text: str) -> float:
