@@ -84,6 +84,21 @@ def game_moves(path: Path, size: int) -> tuple[list[tuple[int, int | None]], dic
     return [(int(c), None if p is None else int(p)) for c, p in info["moves"]], dict(names, KM=info["komi"])
 
 
+def distinct_games(paths: list[str], size: int) -> list[tuple[str, Path, list, dict]]:
+    """(key, path, moves, root props) of each game of `size` in SGF files or folders that replays
+    legally, once per sequence of moves (key: a hash of them), in the files' sorted order."""
+    games, seen = [], set()
+    for path in sgf_files(paths):
+        got = game_moves(path, size)
+        if got is None:
+            continue
+        key = hashlib.sha1(repr(got[0]).encode()).hexdigest()[:16]
+        if key not in seen:
+            seen.add(key)
+            games.append((key, path, *got))
+    return games
+
+
 def label_game(pachi: GtpClient, moves, size: int, komi: float) -> list[dict]:
     """One record per position before each move (passes and the end excluded)."""
     pachi.send(f"boardsize {size}")
@@ -110,16 +125,7 @@ def collect(args) -> None:
             row = json.loads(line)
             done.add(row["key"])
             count += len(row["positions"])
-    games, seen = [], set()
-    for path in sgf_files(args.games):
-        got = game_moves(path, args.size)
-        if got is None:
-            continue
-        moves, props = got
-        key = hashlib.sha1(repr(moves).encode()).hexdigest()[:16]
-        if key not in seen:
-            seen.add(key)
-            games.append((key, path, moves, props))
+    games = distinct_games(args.games, args.size)
     random.Random(args.seed).shuffle(games)
     todo = [g for g in games if g[0] not in done]
     print(f"{len(games)} distinct {args.size}x{args.size} games, {len(done)} done ({count} positions); "

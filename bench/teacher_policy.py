@@ -32,20 +32,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from teacher_data import BLACK, game_moves, sgf_files  # noqa: E402  (sibling scripts)
+from teacher_data import BLACK, distinct_games  # noqa: E402  (sibling scripts)
 from teacher_values import vertex  # noqa: E402
 
 
 def from_games(paths: list[str], size: int) -> dict:
     """teacher_data.py's arrays (moves, first_white, komi, player per position...) for the distinct
     games of `size` among SGF files or folders, with no labels: what `sample` and `pack` read."""
-    games, seen = [], set()
-    for path in sgf_files(paths):
-        got = game_moves(path, size)
-        key = None if got is None else repr(got[0])
-        if got is not None and key not in seen:
-            seen.add(key)
-            games.append(got)
+    games = [(moves, props) for _, _, moves, props in distinct_games(paths, size)]
     if not games:
         raise SystemExit(f"no {size}x{size} games in {' '.join(paths)}")
     moves = np.full((len(games), max(len(m) for m, _ in games)), -2, np.int16)  # -1 pass, -2 after the end

@@ -152,38 +152,37 @@ def main(args) -> None:
     """`gojax learn-net DATA --linear NPZ --out NET`: build, fit, measure on held-out games, save.
     With `--init NET`: start from that net (its shape and its linear model; the convolutions do
     not depend on the board size, so a net fitted on 9x9 can start a 13x13 one)."""
-    init, init_path = None, getattr(args, "init", "") or ""
+    init = None
     width, depth = args.width, args.depth
-    if init_path:
-        init, linear, _ = prior_net.load_net(init_path)  # ModelError is a ValueError: one line
+    if args.init:
+        init, linear, _ = prior_net.load_net(args.init)  # ModelError is a ValueError: one line
         width, depth = init[0][0].shape[3], len(init) - 1
-    if args.epochs < 1 and init is None:
+    elif args.epochs < 1:
         raise ValueError("--epochs 0 needs --init NET (a net to measure and save as it is)")
+    else:
+        linear, fitted = learnt.load_model(args.linear)
     config = NetConfig(width=width, depth=depth, epochs=args.epochs, seed=args.seed,
-                       schedule=args.schedule, learning_rate=getattr(args, "learning_rate", NetConfig.learning_rate))
+                       schedule=args.schedule, learning_rate=args.learning_rate)
     t0 = time.monotonic()
 
     def say(text):
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
-    if init is None:
-        linear, size = learnt.load_model(args.linear)
     arrays = inputs(args.data, linear)
-    data_size = arrays[0].shape[1]
-    if init is None and data_size != size:
-        raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {size}x{size}, the data is "
-                         f"{data_size}x{data_size} (--init NET starts from a net of any size)")
-    size = data_size
+    size = arrays[0].shape[1]
+    if init is None and size != fitted:
+        raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {fitted}x{fitted}, the data is "
+                         f"{size}x{size} (--init NET starts from a net of any size)")
     train, test = learn_policy.split_games(arrays[4], config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions")
     report = {"linear": evaluate(_init(jax.random.key(0), 1, 0), arrays, test)}
     say(f"the linear model alone: {report['linear']}")
     if init is not None:
         report["init"] = evaluate(init, arrays, test)
-        say(f"--init {init_path} as it is: {report['init']}")
+        say(f"--init {args.init} as it is: {report['init']}")
     layers = fit(arrays, train, config, init=init, progress=lambda e, n, loss, layers: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate(layers, arrays, test)}" if e % 5 == 0 else "")))
-    report |= {"data": args.data, "linear_model": init_path or args.linear or learnt.BUNDLED,
-               "init_net": init_path, "config": dataclasses.asdict(config),
+    report |= {"data": args.data, "linear_model": args.init or args.linear or learnt.BUNDLED,
+               "init_net": args.init, "config": dataclasses.asdict(config),
                "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
                "train": evaluate(layers, arrays, train[:4096])}
     prior_net.save_net(args.out, layers, linear, size, report=json.dumps(report))

@@ -79,7 +79,7 @@ def test_an_untrained_net_is_its_linear_model(tmp_path):
 def test_a_fit_learns_and_the_search_reads_the_net(tmp_path):
     out = tmp_path / "net.npz"
     args = argparse.Namespace(data=str(KATAGO), linear="", out=str(out), width=8, depth=2, epochs=12, seed=0,
-                              schedule="cosine")
+                              schedule="cosine", init="", learning_rate=2e-3)
     learn_net.main(args)
     report = json.loads(str(np.load(out)["report"]))
     assert report["train"]["cross_entropy"] < report["linear"]["cross_entropy"] or \
