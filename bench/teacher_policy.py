@@ -124,11 +124,18 @@ def collect(args, data: dict, size: int, lines: Path, done: set) -> None:
     proc.wait()
 
 
+def in_repo(path) -> Path:
+    """`path` relative to the repository when it lies inside it (as a data card shows it)."""
+    repo, full = Path(__file__).resolve().parent.parent, Path(path).resolve()
+    return full.relative_to(repo) if full.is_relative_to(repo) else Path(path)
+
+
 def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int] = (0, 80),
-         games_of: str = "", count: int = 16000) -> None:
+         games_of: str = "", ask: str = "--count 16000") -> None:
+    """OUT/positions.npz and OUT/CARD.md from the answers `rows`; `ask`: the options that asked for
+    them (the card's regenerate line)."""
     rows = sorted(rows, key=lambda r: (r["game"], r["move"]))
-    repo = Path(__file__).resolve().parent.parent
-    shown = out.resolve().relative_to(repo) if out.resolve().is_relative_to(repo) else out
+    shown = in_repo(out)
     games = sorted({r["game"] for r in rows})
     index = {g: i for i, g in enumerate(games)}
     policy = np.array([r["policy"] for r in rows], np.float32)
@@ -144,15 +151,17 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves:
                         first_white=data["first_white"][games], komi=data["komi"][games], game=game, move=move,
                         next=nxt, percent=percent, policy=policy, player=player, player_names=np.array(names),
                         value=np.array([r["value"] for r in rows], np.float32))
+    played = sorted({names[p] for p in player.tolist()})  # the engines of the sampled games
+    env = f"SIZE={size} " if size != 9 else ""  # KataGo's runner sizes its buffers by it
     card = [f"# Teacher positions: {out.name}", "",
             f"- {len(rows)} positions of {len(games)} {size}x{size} games, a uniform random sample of the",
-            f"  positions before moves {moves[0]}-{moves[1] - 1} of {source}'s games (gojax, Pachi 12.90 and GNU Go",
-            "  3.8 matches); the sample is asked in a random order, so a run stopped early is one too.",
+            f"  positions before moves {moves[0]}-{moves[1] - 1} of {source}'s games (players: {', '.join(played)});",
+            "  the sample is asked in a random order, so a run stopped early is one too.",
             "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
             "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
             "  value for Black (`value`).  No search.",
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
-            f"- Regenerate: `python bench/teacher_policy.py --out {shown} --count {count}` then `--pack`"
+            f"- Regenerate: `{env}python bench/teacher_policy.py {ask} --out {shown}` then the same with `--pack`"
             + (f" `--games-of {games_of}` (only the games of that earlier pack, so that the held-out games stay "
                "held out)." if games_of else "."),
             "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
@@ -206,8 +215,9 @@ def main() -> None:
             rows = [r for r in rows if data["moves"][r["game"]].tobytes() in kept]
             print(f"--games-of: {before - len(rows)} positions of games not in {args.games_of} left out", file=sys.stderr)
         source = ", ".join(Path(p).name for p in args.games) if args.games else Path(args.positions).parent.name
-        pack(data, size, out, rows, source, (args.first, args.last), args.games_of,
-             args.count)
+        ask = (f"--games {' '.join(args.games)} --size {args.size} " if args.games else f"--positions {in_repo(args.positions)} ") \
+            + f"--first {args.first} --last {args.last} --count {args.count}"
+        pack(data, size, out, rows, source, (args.first, args.last), args.games_of, ask)
     else:
         collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
 
