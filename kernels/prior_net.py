@@ -42,6 +42,8 @@ DATA = Path(__file__).parent / "data"
 BUNDLED = str(DATA / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
 # net13.npz holds net9's weights unchanged (`gojax learn-net --init net9.npz --epochs 0` on 13x13
 # KataGo labels): no 13x13 fit has been matched yet, and this one won its 13x13 match.
+# No net19.npz: on KataGo's 19x19 labels the 9x9 net predicts worse than the shape prior
+# (bench/results/strength/README.md, "The 9x9 prior net on 19x19 labels").
 
 
 def bundled(size: int) -> str | None:
