@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gojax.kernels.geometry import NO_MOVE
+from gojax.search import compiled
 from gojax.search.tree import Tree
 
 
@@ -113,28 +114,6 @@ def _add(target: np.ndarray, rows: np.ndarray, cols: np.ndarray, values) -> None
     np.add.at(target.reshape(-1), at.ravel(), values.ravel())
 
 
-def _visits(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each i, how many times rows[i] came before i (int [len(rows)]), and the distinct rows,
-    sorted (np.unique's): one sort for both."""
-    order = np.argsort(rows, kind="stable")
-    ranked = rows[order]
-    first = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-    rank = np.empty(len(rows), np.int64)
-    rank[order] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
-    return rank, ranked[first]
-
-
-def _add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray, rank: np.ndarray) -> None:
-    """target[rows[i], :W] += values[i] ([len(rows), W]) for every i, a repeated row (the root
-    is on every path) getting its values in the order of i, as np.add.at adds them: the same
-    bits.  The k-th visits of the rows (`rank`, from _visits) are added together, rows whole:
-    np.add.at goes element by element, several times slower on the round's AMAF tables."""
-    width = values.shape[1]
-    for k in range(int(rank.max(initial=-1)) + 1):
-        i = np.flatnonzero(rank == k)  # each row once
-        target[rows[i], :width] += values[i]
-
-
 class _Pairs(NamedTuple):
     """A round's paths laid out flat: one pair per (leaf, node on its path), leaf by leaf, and
     one edge per tree action on a path."""
@@ -191,9 +170,8 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
     _back_up_totals(tree, pairs, k_leaf, k, wins, score)
     virtual = np.array([leaf.virtual for leaf in leaves], np.float32)
     _back_up_mc_edges(tree, pairs, k_leaf, k, wins, virtual, first_moves, z)
-    rank, touched = _visits(pairs.s)  # the root is on every path: each node's visits ranked
-    _back_up_amaf(tree, pairs, leaves, k_leaf, k, wins, amaf_count, amaf_wins, rule, rank)
-    return touched
+    _back_up_amaf(tree, pairs, leaves, k_leaf, k, wins, amaf_count, amaf_wins, rule)
+    return np.unique(pairs.s)
 
 
 def _back_up_totals(tree: Tree, pairs: _Pairs, k_leaf, k, wins: np.ndarray, score) -> None:
@@ -230,7 +208,7 @@ def _back_up_mc_edges(tree: Tree, pairs: _Pairs, k_leaf, k, wins: np.ndarray, vi
 
 
 def _back_up_amaf(tree: Tree, pairs: _Pairs, leaves: list[Leaf], k_leaf, k, wins: np.ndarray,
-                  amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str, rank: np.ndarray) -> None:
+                  amaf_count: np.ndarray, amaf_wins: np.ndarray, rule: str) -> None:
     """AMAF (eq. 16-17): the playouts' tables where not excluded, plus the tree moves that
     `rule` credits; both only where the action is legal at s_t."""
     p = tree.pass_action
@@ -247,22 +225,12 @@ def _back_up_amaf(tree: Tree, pairs: _Pairs, leaves: list[Leaf], k_leaf, k, wins
             cred_point += ca
             excl_pair += [b + t for t in et]
             excl_point += ea
-    legal = tree.legal[s, :p]
-    open_ = legal.copy()
-    open_[excl_pair, excl_point] = False
-    colour = (tree.to_play[s] == 2).astype(np.int64)
-    # Times the open mask, not np.where (which branches per element): the tables are finite
-    # and never negative, so this keeps each value or gives +0.0, the same bits.
-    count = np.asarray(amaf_count, np.float32)[li, colour] * open_
-    won = np.asarray(amaf_wins, np.float32)[li, colour] * open_
     ci, cp = np.asarray(cred_pair, np.int64), np.asarray(cred_point, np.int64)
-    keep = legal[ci, cp]
-    ci, cp = ci[keep], cp[keep]
-    # Counts and win sums are whole numbers and halves: exact in float32, in any order of adds.
-    count[ci, cp] += k_leaf[li][ci] if k_leaf is not None else np.float32(k)
-    won[ci, cp] += wins[li[ci]]
-    _add_rows(tree.na, s, count, rank)
-    _add_rows(tree.wa, s, won, rank)
+    cred_count = (k_leaf[li][ci] if k_leaf is not None else np.full(len(ci), k, np.float32)).astype(np.float32)
+    compiled.add_amaf(tree.na, tree.wa, s, li, (tree.to_play[s] == 2).astype(np.int64), tree.legal,
+                      np.asarray(amaf_count, np.float32), np.asarray(amaf_wins, np.float32),
+                      np.asarray(excl_pair, np.int64), np.asarray(excl_point, np.int64), ci, cp, cred_count,
+                      np.asarray(wins, np.float32)[li[ci]])
 
 
 def reference_backup(tree: Tree, leaf: Leaf, playout_moves: list[int], z: float, rule: str) -> None:

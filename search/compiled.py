@@ -1,0 +1,129 @@
+"""The host tree's inner loops compiled with numba: the same float32 operations, in the same
+order, as the numpy expressions they replace, so the same bits (bench/search_digest.py).
+
+A round's host work is many small array operations over a few hundred rows of A = P + 1
+actions; numpy makes one pass over memory per operation, a compiled loop one per row.  Each
+kernel here works in place on a Tree's or TreeStack's arrays (search/tree.py) and is compiled on
+first use (`cache=True`: later processes load it from __pycache__).
+
+float32 discipline: numba, like C, widens a float32 to float64 when it meets a Python float, and
+numpy (NEP 50) does not; so every constant is made float32 before it meets the statistics.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+F32 = np.float32
+ONE = F32(1.0)
+ZERO = F32(0.0)
+TINY = F32(1e-30)  # select._ratio's floor
+TINY_N = F32(1e-9)  # the exploration term's floor on n
+NEG_INF = F32(-np.inf)
+
+UCT, RAVE_HAND, RAVE_MSE = 0, 1, 2  # `mode` of refresh_rows (SearchParams.selection, .schedule)
+
+
+@numba.njit(cache=True, nogil=True)
+def _explore(log_n, nn):
+    """sqrt(log(N(s)) / max(n, 1e-9)) in float32 (eq. 7, 18), log(N(s)) given: numpy's float32
+    log and the C library's differ in the last bit."""
+    return np.sqrt(log_n / max(nn, TINY_N))
+
+
+@numba.njit(cache=True, nogil=True)
+def refresh_rows(value, nodes, n, w, na, wa, node_n, log_n, to_play, legal, jitter, jitter_row, mode,
+                 uct_c, fpu, rave_k, bias4, rave_c):
+    """value[i, :] = the tree policy's value of each action at node i (select.values) + the
+    jitter, for i in `nodes` (int64 [R]).  jitter: float32 [J, A]; node nodes[r] takes row
+    jitter_row[r]; log_n: float32 [R], log(max(N(s), 1)) of each node (numpy's).  mode: UCT, RAVE_HAND or RAVE_MSE; uct_c, fpu, rave_k, rave_c: the params as
+    float32; bias4: float32(4 b^2) (eq. 47).  -inf for illegal actions."""
+    num_actions = value.shape[1]
+    for r in range(nodes.shape[0]):
+        i = nodes[r]
+        jr = jitter_row[r]
+        white = to_play[i] == 2
+        big_n = max(node_n[i], ONE)
+        log_big_n = log_n[r]
+        for a in range(num_actions):
+            if not legal[i, a]:
+                value[i, a] = NEG_INF + jitter[jr, a]
+                continue
+            nn = n[i, a]
+            has_n = nn > ZERO
+            q = w[i, a] / max(nn, TINY)
+            if white and has_n:
+                q = ONE - q
+            if mode == UCT:
+                v = q + uct_c * _explore(log_big_n, nn) if has_n else fpu
+            else:
+                nav = na[i, a]
+                has_na = nav > ZERO
+                qa = wa[i, a] / max(nav, TINY)
+                if white:
+                    qa = ONE - qa
+                if mode == RAVE_HAND:  # eq. 19
+                    beta = np.sqrt(rave_k / (F32(3.0) * big_n + rave_k))
+                    v = q + beta * (qa - q)
+                    if not has_na:
+                        v = q
+                    if not has_n:
+                        v = qa if has_na else fpu
+                else:  # eq. 47 and eq. 12, in select.values' order
+                    den = nn + nav
+                    den += bias4 * nn * nav
+                    beta = nav / max(den, TINY)
+                    v = qa - q
+                    v *= beta
+                    v += q
+                    if fpu != ZERO and not (has_n or has_na):
+                        v = fpu
+                if rave_c != ZERO:  # eq. 18
+                    v = v + (rave_c * _explore(log_big_n, nn) if has_n else ZERO)
+            value[i, a] = v + jitter[jr, a]
+
+
+def refresh(tree, nodes: np.ndarray, params, jitter: np.ndarray) -> None:
+    """select.refresh's work: the cached value rows of `nodes` (int64) from their statistics,
+    plus `jitter` (float32 [A] for all, or [len(nodes), A] row by row)."""
+    if jitter.ndim == 1:
+        jitter, rows = jitter[None], np.zeros(len(nodes), np.int64)
+    else:
+        rows = np.arange(len(nodes), dtype=np.int64)
+    mode = UCT if params.selection == "uct" else RAVE_HAND if params.schedule == "hand" else RAVE_MSE
+    explores = mode == UCT or params.rave_c
+    log_n = np.log(np.maximum(tree.node_n[nodes], ONE)) if explores else np.zeros(len(nodes), F32)
+    refresh_rows(tree.value, nodes, tree.n, tree.w, tree.na, tree.wa, tree.node_n, log_n, tree.to_play, tree.legal,
+                 np.ascontiguousarray(jitter, F32), rows, mode, F32(params.uct_c), F32(params.fpu),
+                 F32(params.rave_k), F32(4.0 * params.rave_bias ** 2), F32(params.rave_c))
+
+
+@numba.njit(cache=True, nogil=True)
+def add_amaf(na, wa, s, li, colour, legal, amaf_count, amaf_wins, excl_pair, excl_point, cred_pair, cred_point,
+             cred_count, cred_wins):
+    """AMAF backup (eq. 16-17) of a round's path nodes: pair i (node s[i], leaf li[i], its mover's
+    row colour[i] of the leaf's tables) adds amaf_count / amaf_wins [leaves, 2, P] where the
+    action is legal at s[i] and not excluded ((excl_pair, excl_point): played earlier on the path),
+    then each credited tree move (cred_pair, cred_point) adds cred_count / cred_wins [credits]
+    where legal.  Counts and win sums are whole numbers and halves, exact in float32 in any
+    order of adds: the same bits as backup._back_up_amaf's rows."""
+    pairs = s.shape[0]
+    points = amaf_count.shape[2]
+    open_ = np.empty((pairs, points), np.bool_)
+    for i in range(pairs):
+        for p in range(points):
+            open_[i, p] = legal[s[i], p]
+    for e in range(excl_pair.shape[0]):
+        open_[excl_pair[e], excl_point[e]] = False
+    for i in range(pairs):
+        node, leaf, c = s[i], li[i], colour[i]
+        for p in range(points):
+            if open_[i, p]:
+                na[node, p] += amaf_count[leaf, c, p]
+                wa[node, p] += amaf_wins[leaf, c, p]
+    for e in range(cred_pair.shape[0]):
+        node, p = s[cred_pair[e]], cred_point[e]
+        if legal[node, p]:
+            na[node, p] += cred_count[e]
+            wa[node, p] += cred_wins[e]
