@@ -37,8 +37,9 @@ def refresh_rows(value, nodes, n, w, na, wa, node_n, log_n, to_play, legal, jitt
                  uct_c, fpu, rave_k, bias4, rave_c):
     """value[i, :] = the tree policy's value of each action at node i (select.values) + the
     jitter, for i in `nodes` (int64 [R]).  jitter: float32 [J, A]; node nodes[r] takes row
-    jitter_row[r]; log_n: float32 [R], log(max(N(s), 1)) of each node (numpy's).  mode: UCT, RAVE_HAND or RAVE_MSE; uct_c, fpu, rave_k, rave_c: the params as
-    float32; bias4: float32(4 b^2) (eq. 47).  -inf for illegal actions."""
+    jitter_row[r]; log_n: float32 [R], log(max(N(s), 1)) of each node (numpy's).  mode: UCT,
+    RAVE_HAND or RAVE_MSE; uct_c, fpu, rave_k, rave_c: the params as float32; bias4:
+    float32(4 b^2) (eq. 47).  -inf for illegal actions."""
     num_actions = value.shape[1]
     for r in range(nodes.shape[0]):
         i = nodes[r]
