@@ -128,3 +128,95 @@ def add_amaf(na, wa, s, li, colour, legal, amaf_count, amaf_wins, excl_pair, exc
         if legal[node, p]:
             na[node, p] += cred_count[e]
             wa[node, p] += cred_wins[e]
+
+
+@numba.njit(cache=True, nogil=True)
+def walk(who, starts, roots, offs, over, initialised, value, child, stop_at_new):
+    """Descents of several searches through their trees (search/steps._walk's steps, search by
+    search): search who[i] starts at store node starts[i] and, at each node, takes the argmax of
+    its value row, until it leaves the tree (a child of -1), reaches a finished game, or reaches a
+    node with no prior yet.  There it waits (the caller gives all waiting nodes their priors at
+    once and walks on from them) unless `stop_at_new` and the node is not its root
+    (roots[who[i]]): then the descent ends there.  offs[j] turns search j's own node indices into
+    store rows.  Returns the steps (search, store node, action, child's own index or -1) and
+    the waits (search, store node)."""
+    cap = 16 * who.shape[0] + 16
+    step_j = np.empty(cap, np.int64)
+    step_here = np.empty(cap, np.int64)
+    step_a = np.empty(cap, np.int64)
+    step_kid = np.empty(cap, np.int64)
+    wait_j = np.empty(who.shape[0], np.int64)
+    wait_node = np.empty(who.shape[0], np.int64)
+    steps, waits = 0, 0
+    num_actions = value.shape[1]
+    for i in range(who.shape[0]):
+        j = who[i]
+        node = starts[i]
+        while not over[node]:
+            if not initialised[node]:
+                if not (stop_at_new and node != roots[j]):
+                    wait_j[waits] = j
+                    wait_node[waits] = node
+                    waits += 1
+                break
+            best, a = value[node, 0], 0
+            for b in range(1, num_actions):  # np.argmax: the first of the largest
+                if value[node, b] > best:
+                    best, a = value[node, b], b
+            kid = child[node, a]
+            if steps == cap:
+                cap *= 2
+                step_j = _grown(step_j, cap)
+                step_here = _grown(step_here, cap)
+                step_a = _grown(step_a, cap)
+                step_kid = _grown(step_kid, cap)
+            step_j[steps], step_here[steps], step_a[steps], step_kid[steps] = j, node, a, kid
+            steps += 1
+            if kid < 0:
+                break
+            node = kid + offs[j]
+    return step_j[:steps], step_here[:steps], step_a[:steps], step_kid[:steps], wait_j[:waits], wait_node[:waits]
+
+
+@numba.njit(cache=True, nogil=True)
+def _grown(a, cap):
+    out = np.empty(cap, a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def virtual_loss(n, w, na, wa, node_n, value, to_play, s, a, amount, jitter, jitter_row, refresh_edges, bias4, fpu):
+    """`amount` (float32) lost simulations for the mover on edges (s[e], a[e]) (distinct), and,
+    with `refresh_edges` (select.per_edge), each edge's cached value again: select.edge_values
+    (float64, the same operations in the same order) + jitter[jitter_row[e], a[e]].  bias4:
+    4 b^2 and fpu as float64."""
+    for e in range(s.shape[0]):
+        i, b = s[e], a[e]
+        n[i, b] += amount
+        node_n[i] += amount
+        white = to_play[i] == 2
+        if white:
+            w[i, b] += amount
+        if not refresh_edges:
+            continue
+        nn, nav = np.float64(n[i, b]), np.float64(na[i, b])
+        q = np.float64(w[i, b]) / (nn if nn > 0 else 1.0)
+        qa = np.float64(wa[i, b]) / (nav if nav > 0 else 1.0)
+        if white:
+            q, qa = 1.0 - q, 1.0 - qa
+        den = nn + nav + bias4 * nn * nav
+        beta = nav / (den if den > 0 else 1.0)
+        if nn > 0:
+            v = q + beta * (qa - q) if nav > 0 else q
+        else:
+            v = qa if nav > 0 else fpu
+        value[i, b] = F32(v) + jitter[jitter_row[e], b]
+
+
+def jitter_rows(store, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(float32 [J, A], int64 [len(nodes)]): the jitter rows and which one each of `nodes` (store
+    rows) takes: its tree's, in a TreeStack (store.jitter_of, without the copy)."""
+    if hasattr(store, "trees"):
+        return store.jitter, np.asarray(nodes, np.int64) // store.capacity
+    return store.jitter[None], np.zeros(len(nodes), np.int64)

@@ -18,10 +18,10 @@ import numpy as np
 
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
-from gojax.search import priors
+from gojax.search import compiled, priors
 from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
 from gojax.search.params import SearchParams
-from gojax.search.select import edge_values, per_edge, refresh, refresh_path
+from gojax.search.select import per_edge, refresh, refresh_path
 from gojax.search.tree import set_legal_rows, start_rows
 
 if TYPE_CHECKING:  # mcts.py imports this module
@@ -164,6 +164,8 @@ def _walk(searches: list[Search], store, offs: np.ndarray, roots: np.ndarray) ->
     order of its levels."""
     params = searches[0].params
     rule = params.in_flight_rule
+    if rule != "sidestep":  # compiled: each search walks to its end or its wait in one call
+        return _walk_compiled(searches, store, offs, roots, rule == "stop")
     steps = []
     live = np.flatnonzero(~store.over[roots])
     here = roots[live]
@@ -204,6 +206,20 @@ def _walk(searches: list[Search], store, offs: np.ndarray, roots: np.ndarray) ->
         over = store.over[here]
         if over.any():
             live, here = live[~over], here[~over]
+    return steps
+
+
+def _walk_compiled(searches: list[Search], store, offs: np.ndarray, roots: np.ndarray, stop: bool) -> list[tuple]:
+    """`_walk` without sidestepping, by compiled.walk: the steps search by search, and the
+    searches that wait at a node with no verdicts yet get them all at once (`_initialise_nodes`,
+    in the order of the searches) and walk on from there, as `_walk`'s do."""
+    who, starts, steps = np.arange(len(searches), dtype=np.int64), roots, []
+    while who.size:
+        *step, who, starts = compiled.walk(who, starts, roots, offs, store.over, store.initialised, store.value,
+                                           store.child, stop)
+        steps.append(tuple(step))
+        if who.size:
+            _initialise_nodes(searches, store, offs, who, starts)
     return steps
 
 
@@ -308,13 +324,12 @@ def _virtual_loss(store, s: np.ndarray, a: np.ndarray, params: SearchParams, lea
     different trees never meet: no edge is hit twice."""
     for leaf in leaves:
         leaf.virtual = amount
-    store.n[s, a] += amount
-    store.node_n[s] += amount
-    white = store.to_play[s] == 2
-    store.w[s[white], a[white]] += amount
-    if per_edge(params):  # only the edges changed
-        store.value[s, a] = edge_values(store, s, a, params).astype(np.float32) + store.jitter_at(s, a)
-    else:
+    edges = per_edge(params)  # only the edges changed; else their rows, after
+    jitter, rows = compiled.jitter_rows(store, s)
+    compiled.virtual_loss(store.n, store.w, store.na, store.wa, store.node_n, store.value, store.to_play,
+                          np.asarray(s, np.int64), np.asarray(a, np.int64), np.float32(amount), jitter, rows, edges,
+                          4.0 * params.rave_bias ** 2, float(params.fpu))
+    if not edges:
         rows = np.unique(s)
         refresh(store, rows, params, store.jitter_of(rows))
 

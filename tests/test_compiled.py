@@ -44,3 +44,29 @@ def test_refresh_gives_the_bits_of_values_plus_jitter(settings, per_row):
     got = tree.value[nodes]
     assert np.isneginf(got[~tree.legal[nodes]]).all()
     assert np.array_equal(want.view(np.uint32), got.view(np.uint32))
+
+
+@pytest.mark.parametrize("per_edge", [True, False])
+def test_virtual_loss_adds_to_the_movers_losses_and_refreshes_edge_values(per_edge):
+    tree = _random_tree(seed=7)
+    params = SearchParams()
+    rng = np.random.default_rng(2)
+    s = rng.permutation(tree.num_nodes)[:60].astype(np.int64)  # one edge per node: distinct
+    a = rng.integers(0, tree.num_actions, len(s)).astype(np.int64)
+    tree.legal[s, a] = True
+    want = {name: getattr(tree, name).copy() for name in ("n", "w", "node_n")}
+    white = tree.to_play[s] == 2
+    want["n"][s, a] += np.float32(4)
+    want["node_n"][s] += np.float32(4)
+    want["w"][s[white], a[white]] += np.float32(4)
+    jitter, rows = compiled.jitter_rows(tree, s)
+    before = tree.value.copy()
+    compiled.virtual_loss(tree.n, tree.w, tree.na, tree.wa, tree.node_n, tree.value, tree.to_play, s, a,
+                          np.float32(4), jitter, rows, per_edge, 4.0 * params.rave_bias ** 2, float(params.fpu))
+    for name, array in want.items():
+        assert np.array_equal(getattr(tree, name), array), name
+    if per_edge:
+        values = select.edge_values(tree, s, a, params).astype(np.float32) + tree.jitter[a]
+        assert np.array_equal(tree.value[s, a].view(np.uint32), values.view(np.uint32))
+    else:
+        assert np.array_equal(tree.value, before)  # the caller refreshes the rows
