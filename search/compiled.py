@@ -220,3 +220,23 @@ def jitter_rows(store, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if hasattr(store, "trees"):
         return store.jitter, np.asarray(nodes, np.int64) // store.capacity
     return store.jitter[None], np.zeros(len(nodes), np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def add_prior(n, w, na, wa, node_n, prior, nodes, rows, acts, h, hb, m, m_amaf, pass_action):
+    """The prior's virtual experience (eq. 48-52) on legal pairs (nodes[rows[k]], acts[k]): H =
+    h[k] for display, M (float32 m) simulations at Black's value hb[k] on the MC side, M~
+    (m_amaf) on the AMAF side but for pass, and N(s) += M per pair (one add per node, as
+    priors.initialise's rows).  The nodes are distinct; every other element is left as it is."""
+    count = np.zeros(nodes.shape[0], np.int64)
+    for k in range(rows.shape[0]):
+        i, a = nodes[rows[k]], acts[k]
+        count[rows[k]] += 1
+        prior[i, a] = h[k]
+        n[i, a] += m
+        w[i, a] += m * hb[k]
+        if a != pass_action:
+            na[i, a] += m_amaf
+            wa[i, a] += m_amaf * hb[k]
+    for r in range(nodes.shape[0]):
+        node_n[nodes[r]] += m * F32(count[r])

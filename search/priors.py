@@ -42,7 +42,7 @@ from gojax.kernels.geometry import EMPTY, opponent
 from gojax.kernels.host import Board
 from gojax.kernels.patterns import matches
 from gojax.kernels.policy import PRIOR_BAD, PRIOR_GOOD, PRIOR_LADDER
-from gojax.search import shape
+from gojax.search import compiled, shape
 from gojax.search.params import SearchParams
 from gojax.search.tactics import extension_escapes
 from gojax.search.tree import Tree
@@ -141,6 +141,11 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     m = params.prior_equiv
     at = nodes[rows]
     hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
+    m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
+    if params.prior != "shape_wins":  # compiled: the same adds, pair by pair
+        compiled.add_prior(tree.n, tree.w, tree.na, tree.wa, tree.node_n, tree.prior, nodes, rows, acts, h, hb,
+                           np.float32(m), np.float32(m_amaf), tree.pass_action)
+        return
     # The statistics are written as whole rows, [len(nodes), A] (zero off the legal moves;
     # the nodes are distinct): a row is contiguous, a (node, action) pair each is not.
     shape = (len(nodes), tree.n.shape[1])
@@ -155,18 +160,13 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     tree.prior[nodes] = prior
     # No AMAF prior for pass: playouts never credit it, so a virtual Q~ would never be corrected.
     amaf = acts != tree.pass_action
-    m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
-    if params.prior == "shape_wins":  # h is p at points: M even simulations and c sqrt(p) won ones
-        black = tree.to_play[at] == 1
-        counts, wins_black = _shape_wins(h, acts == tree.pass_action, black, params)
-        tree.n[nodes] += dense(counts)
-        tree.w[nodes] += dense(wins_black)
-        hb = np.full(len(acts), 0.5, np.float32)  # the AMAF side: the even part alone
-        tree.node_n[nodes] += np.bincount(rows, counts, minlength=len(nodes)).astype(np.float32)
-    else:
-        tree.n[nodes] += legal * np.float32(m)
-        tree.w[nodes] += dense(m * hb)
-        tree.node_n[nodes] += m * np.bincount(rows, minlength=len(nodes)).astype(np.float32)
+    # h is p at points: M even simulations and c sqrt(p) won ones
+    black = tree.to_play[at] == 1
+    counts, wins_black = _shape_wins(h, acts == tree.pass_action, black, params)
+    tree.n[nodes] += dense(counts)
+    tree.w[nodes] += dense(wins_black)
+    hb = np.full(len(acts), 0.5, np.float32)  # the AMAF side: the even part alone
+    tree.node_n[nodes] += np.bincount(rows, counts, minlength=len(nodes)).astype(np.float32)
     legal[:, tree.pass_action] = False  # the AMAF side: every legal point, never pass
     tree.na[nodes] += legal * np.float32(m_amaf)
     tree.wa[nodes] += dense(np.where(amaf, m_amaf * hb, 0.0))
