@@ -60,39 +60,6 @@ def _path_credits(actions: list[int], m: int, rule: str, pass_action: int):
     return credited, excluded
 
 
-def _first_credits(actions: np.ndarray, t_len: np.ndarray, m: np.ndarray, pass_action: int):
-    """`_path_credits` with rule "first" for every leaf at once, given the leaves' tree actions
-    end to end (int [sum(t_len)]), their count per leaf and the path nodes per leaf (`m`), as
-    (pair, point) index arrays where pair counts the leaves' path nodes in order: s_t of leaf i
-    is pair base_i + t.  Point a_u (u >= t) is the first play of its point since s_t when its
-    previous play (if any) came before t; it is excluded at s_t, and credited when s_t's mover
-    played it.  Each play a_u thus counts at the steps t from its previous play's step + 1 to u
-    (and below the path's node count): one sort finds the previous plays, for the round's
-    actions together."""
-    total = len(actions)
-    if not total:
-        return (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2
-    owner = np.repeat(np.arange(len(t_len)), t_len)
-    u = np.arange(total) - np.repeat(np.cumsum(t_len) - t_len, t_len)  # the play's step on its path
-    play = actions != pass_action
-    point, owner, u = actions[play], owner[play], u[play]
-    # The previous play of the same point on the same path: its neighbour in a stable sort by
-    # (leaf, point), which keeps each path's plays in step order.
-    key = owner * (pass_action + 1) + point
-    order = np.argsort(key, kind="stable")
-    ranked = key[order]
-    prev = np.full(len(key), -1, np.int64)
-    again = np.flatnonzero(ranked[1:] == ranked[:-1])
-    prev[order[again + 1]] = u[order[again]]
-    count = np.maximum(np.minimum(u, m[owner] - 1) - prev, 0)  # steps t in prev + 1 .. min(u, m - 1)
-    j = np.repeat(np.arange(len(u)), count)
-    t = prev[j] + 1 + np.arange(len(j)) - np.repeat(np.cumsum(count) - count, count)
-    excluded = ((np.cumsum(m) - m)[owner[j]] + t, point[j])
-    mine = (u[j] - t) % 2 == 0
-    credited = (excluded[0][mine], excluded[1][mine])
-    return credited, excluded
-
-
 def apply_virtual_loss(tree: Tree, leaf: Leaf, amount: float, sign: float = 1.0) -> None:
     """Count `amount` lost simulations for the mover on every tree edge of the path."""
     for s, a in zip(leaf.nodes, leaf.actions):
@@ -163,6 +130,8 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
     len(leaves) are padding; offsets (int [len(leaves)], or None for zeros) is added to each
     leaf's node indices (a tree's own, into a stack's rows).  Returns the nodes whose statistics
     changed (each once)."""
+    if rule == "first":  # compiled, in the same order of adds
+        return _back_up_compiled(tree, leaves, k, wins, first_moves, z, amaf_count, amaf_wins, score, offsets)
     pairs = _pairs(leaves, offsets)
     wins = np.asarray(wins, np.float32)
     # The playouts per leaf as float32 (with a Python float, np.add.at leaves its fast path).
@@ -172,6 +141,28 @@ def backup_round(tree: Tree, leaves: list[Leaf], k: int | np.ndarray, wins: np.n
     _back_up_mc_edges(tree, pairs, k_leaf, k, wins, virtual, first_moves, z)
     _back_up_amaf(tree, pairs, leaves, k_leaf, k, wins, amaf_count, amaf_wins, rule)
     return np.unique(pairs.s)
+
+
+def _back_up_compiled(tree: Tree, leaves: list[Leaf], k, wins, first_moves, z, amaf_count, amaf_wins, score,
+                      offsets) -> np.ndarray:
+    """backup_round by compiled.back_up_first: the leaves' paths end to end, and one call."""
+    n = len(leaves)
+    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
+    t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
+    s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
+    if offsets is not None:
+        s += np.repeat(np.asarray(offsets, np.int64), m)
+    actions = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, int(t_edges.sum()))
+    k_leaf = np.broadcast_to(np.asarray(k, np.float32), n).copy()
+    keep = score is not None
+    compiled.back_up_first(tree.node_n, tree.sims, tree.wins, tree.score, tree.n, tree.w, tree.na, tree.wa,
+                           tree.legal, tree.to_play, s, m, t_edges, actions, k_leaf,
+                           np.asarray(wins, np.float32)[:n], np.array([leaf.virtual for leaf in leaves], np.float32),
+                           np.asarray(score, np.float32)[:n] if keep else k_leaf, keep,
+                           np.asarray(first_moves)[:n], np.asarray(z, np.float32)[:n],
+                           np.asarray(amaf_count, np.float32)[:n], np.asarray(amaf_wins, np.float32)[:n],
+                           tree.pass_action, NO_MOVE)
+    return np.unique(s)
 
 
 def _back_up_totals(tree: Tree, pairs: _Pairs, k_leaf, k, wins: np.ndarray, score) -> None:
@@ -213,18 +204,14 @@ def _back_up_amaf(tree: Tree, pairs: _Pairs, leaves: list[Leaf], k_leaf, k, wins
     `rule` credits; both only where the action is legal at s_t."""
     p = tree.pass_action
     s, li, base = pairs.s, pairs.li, pairs.base
-    if rule == "first":
-        (cred_pair, cred_point), (excl_pair, excl_point) = _first_credits(pairs.edge_action, pairs.t_edges,
-                                                                          pairs.m, p)
-    else:
-        cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
-        for i, leaf in enumerate(leaves):
-            (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
-            b = int(base[i])
-            cred_pair += [b + t for t in ct]
-            cred_point += ca
-            excl_pair += [b + t for t in et]
-            excl_point += ea
+    cred_pair, cred_point, excl_pair, excl_point = [], [], [], []
+    for i, leaf in enumerate(leaves):
+        (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), rule, p)
+        b = int(base[i])
+        cred_pair += [b + t for t in ct]
+        cred_point += ca
+        excl_pair += [b + t for t in et]
+        excl_point += ea
     ci, cp = np.asarray(cred_pair, np.int64), np.asarray(cred_point, np.int64)
     cred_count = (k_leaf[li][ci] if k_leaf is not None else np.full(len(ci), k, np.float32)).astype(np.float32)
     compiled.add_amaf(tree.na, tree.wa, s, li, (tree.to_play[s] == 2).astype(np.int64), tree.legal,

@@ -107,8 +107,8 @@ def add_amaf(na, wa, s, li, colour, legal, amaf_count, amaf_wins, excl_pair, exc
     row colour[i] of the leaf's tables) adds amaf_count / amaf_wins [leaves, 2, P] where the
     action is legal at s[i] and not excluded ((excl_pair, excl_point): played earlier on the path),
     then each credited tree move (cred_pair, cred_point) adds cred_count / cred_wins [credits]
-    where legal.  Counts and win sums are whole numbers and halves, exact in float32 in any
-    order of adds: the same bits as backup._back_up_amaf's rows."""
+    where legal, pair by pair: each element gets its adds in the order of the pairs, as the
+    rows of a numpy backup would."""
     pairs = s.shape[0]
     points = amaf_count.shape[2]
     open_ = np.empty((pairs, points), np.bool_)
@@ -117,17 +117,20 @@ def add_amaf(na, wa, s, li, colour, legal, amaf_count, amaf_wins, excl_pair, exc
             open_[i, p] = legal[s[i], p]
     for e in range(excl_pair.shape[0]):
         open_[excl_pair[e], excl_point[e]] = False
+    order = np.argsort(cred_pair, kind="mergesort")  # each pair's credits with it, in order
+    e = 0
     for i in range(pairs):
         node, leaf, c = s[i], li[i], colour[i]
         for p in range(points):
             if open_[i, p]:
                 na[node, p] += amaf_count[leaf, c, p]
                 wa[node, p] += amaf_wins[leaf, c, p]
-    for e in range(cred_pair.shape[0]):
-        node, p = s[cred_pair[e]], cred_point[e]
-        if legal[node, p]:
-            na[node, p] += cred_count[e]
-            wa[node, p] += cred_wins[e]
+        while e < order.shape[0] and cred_pair[order[e]] == i:
+            p = cred_point[order[e]]
+            if legal[node, p]:  # excluded at the pair too, so the table added nothing here
+                na[node, p] += cred_count[order[e]]
+                wa[node, p] += cred_wins[order[e]]
+            e += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -240,3 +243,70 @@ def add_prior(n, w, na, wa, node_n, prior, nodes, rows, acts, h, hb, m, m_amaf, 
             wa[i, a] += m_amaf * hb[k]
     for r in range(nodes.shape[0]):
         node_n[nodes[r]] += m * F32(count[r])
+
+
+@numba.njit(cache=True, nogil=True)
+def back_up_first(node_n, sims, wins_node, score_node, n, w, na, wa, legal, to_play, s, m, t_edges, actions,
+                  k_leaf, wins, virtual, score, keep_score, first_moves, z, amaf_count, amaf_wins, pass_action,
+                  no_move):
+    """backup.backup_round with the AMAF rule "first", for a round's leaves, in its order of adds
+    (totals, then MC edges leaf by leaf, then the new nodes' first moves, then AMAF pair by pair):
+    the same bits.  s: each leaf's path nodes end to end (store rows), m [L] how many per leaf,
+    t_edges [L] its tree actions (`actions`, end to end); k_leaf, wins, virtual, score [L] float32
+    per leaf; first_moves, z [L, K]; amaf_count, amaf_wins [L, 2, P]."""
+    leaves = m.shape[0]
+    points = amaf_count.shape[2]
+    base = np.zeros(leaves + 1, np.int64)
+    abase = np.zeros(leaves + 1, np.int64)
+    for li in range(leaves):
+        base[li + 1] = base[li] + m[li]
+        abase[li + 1] = abase[li] + t_edges[li]
+    for li in range(leaves):  # totals: every node on a path
+        for i in range(base[li], base[li + 1]):
+            node_n[s[i]] += k_leaf[li]
+            sims[s[i]] += k_leaf[li]
+            wins_node[s[i]] += wins[li]
+            if keep_score:
+                score_node[s[i]] += score[li]
+    for li in range(leaves):  # MC edges (eq. 13-15), less the virtual loss
+        ev = virtual[li]
+        for t in range(t_edges[li]):
+            node, a = s[base[li] + t], actions[abase[li] + t]
+            node_n[node] += -ev
+            n[node, a] += k_leaf[li] - ev
+            w[node, a] += wins[li] - (ev if to_play[node] == 2 else ZERO)
+    for li in range(leaves):  # a new node: each playout's own first move
+        if m[li] <= t_edges[li]:
+            continue
+        node = s[base[li] + m[li] - 1]
+        for j in range(first_moves.shape[1]):
+            fm = first_moves[li, j]
+            act = pass_action if fm < 0 else fm
+            if fm != no_move and legal[node, act]:
+                n[node, act] += ONE
+                w[node, act] += z[li, j]
+    stamp = np.full(points + 1, -1, np.int64)
+    credit = np.empty(pass_action + 1, np.int64)
+    for li in range(leaves):  # AMAF (eq. 16-17), pair by pair
+        for t in range(m[li]):
+            i = base[li] + t
+            node = s[i]
+            c = 1 if to_play[node] == 2 else 0
+            credits = 0
+            for u in range(t, t_edges[li]):  # the tree moves after s_t, each point's first play
+                a = actions[abase[li] + u]
+                if a == pass_action or stamp[a] == i:
+                    continue
+                stamp[a] = i  # excluded here
+                if (u - t) % 2 == 0:  # s_t's mover played it
+                    credit[credits] = a
+                    credits += 1
+            for p in range(points):
+                if legal[node, p] and stamp[p] != i:
+                    na[node, p] += amaf_count[li, c, p]
+                    wa[node, p] += amaf_wins[li, c, p]
+            for e in range(credits):
+                a = credit[e]
+                if legal[node, a]:
+                    na[node, a] += k_leaf[li]
+                    wa[node, a] += wins[li]

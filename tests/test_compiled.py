@@ -70,3 +70,41 @@ def test_virtual_loss_adds_to_the_movers_losses_and_refreshes_edge_values(per_ed
         assert np.array_equal(tree.value[s, a].view(np.uint32), values.view(np.uint32))
     else:
         assert np.array_equal(tree.value, before)  # the caller refreshes the rows
+
+
+def test_compiled_backup_gives_the_bits_of_the_numpy_backup_with_rule_first():
+    """Paths that replay points (captures, ko) and pass, share their root and end with or
+    without a new node; virtual loss on them; tables in halves; win sums made uneven by a prior:
+    the compiled backup and the numpy one (backup._path_credits's rule "first") agree bit for bit."""
+    from gojax.search import backup
+    from gojax.search.backup import Leaf
+    rng = np.random.default_rng(11)
+    tree = _random_tree(seed=3, nodes=400)
+    tree.w[:] += rng.random(tree.w.shape).astype(np.float32) * 3  # a prior's M * H: not halves
+    tree.wa[:] += rng.random(tree.wa.shape).astype(np.float32) * 3
+    pass_action, leaves = tree.pass_action, []
+    for _ in range(24):  # node 0 the root of every path; T actions lead through T or T + 1 nodes
+        actions = rng.choice([0, 1, 2, 3, pass_action], rng.integers(0, 9)).tolist()
+        m = max(len(actions) + int(rng.integers(0, 2)), 1)
+        nodes = [0] + rng.permutation(np.arange(1, tree.num_nodes))[:m - 1].tolist()
+        leaves.append(Leaf(nodes, actions, None, virtual=float(rng.integers(0, 2) * 4)))
+    n, k = len(leaves), 4
+    wins = rng.integers(0, 2 * k + 1, n).astype(np.float32) / 2
+    first = rng.integers(-2, 81, (n, k))
+    z = rng.integers(0, 3, (n, k)).astype(np.float32) / 2
+    count = rng.integers(0, 2 * k + 1, (n, 2, 81)).astype(np.float32) / 2
+    won = np.floor(count * rng.random(count.shape)).astype(np.float32)
+    score = rng.integers(-40, 40, n).astype(np.float32) + 0.5
+    names = ("n", "w", "na", "wa", "node_n", "sims", "wins", "score")
+    before = {name: getattr(tree, name).copy() for name in names}
+    backup.backup_round(tree, leaves, k, wins, first, z, count, won, "first", score)
+    got = {name: getattr(tree, name).copy() for name in names}
+    for name in names:
+        getattr(tree, name)[:] = before[name]
+    pairs = backup._pairs(leaves, None)
+    backup._back_up_totals(tree, pairs, None, k, wins, score)
+    backup._back_up_mc_edges(tree, pairs, None, k, wins, np.array([leaf.virtual for leaf in leaves], np.float32),
+                             first, z)
+    backup._back_up_amaf(tree, pairs, leaves, None, k, wins, count, won, "first")
+    for name in names:
+        assert np.array_equal(getattr(tree, name).view(np.uint32), got[name].view(np.uint32)), name

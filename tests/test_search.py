@@ -41,31 +41,6 @@ START = """
     . . . . ."""
 
 
-def test_first_play_credits_of_all_leaves_at_once_equal_the_path_by_path_rule():
-    """AMAF rule "first" on paths that replay points (captures, ko) and pass: the round's
-    vectorised credits are the per-path loop's, pair for pair."""
-    from gojax.search.backup import Leaf, _first_credits, _path_credits
-    rng = np.random.default_rng(7)
-    pass_action = 9
-    leaves = []
-    for _ in range(200):
-        actions = rng.integers(0, 10, rng.integers(0, 9)).tolist()  # points 0-8 of a 3x3, 9 = pass
-        nodes = list(range(len(actions) + int(rng.integers(0, 2))))  # with or without a new node
-        leaves.append(Leaf(nodes or [0], actions, None))
-    credited, excluded = _first_credits(np.array([a for leaf in leaves for a in leaf.actions], np.int64),
-                                        np.array([len(leaf.actions) for leaf in leaves], np.int64),
-                                        np.array([len(leaf.nodes) for leaf in leaves], np.int64), pass_action)
-    want_c, want_e, base = set(), set(), 0
-    for leaf in leaves:
-        (ct, ca), (et, ea) = _path_credits(leaf.actions, len(leaf.nodes), "first", pass_action)
-        want_c |= {(base + t, a) for t, a in zip(ct, ca)}
-        want_e |= {(base + t, a) for t, a in zip(et, ea)}
-        base += len(leaf.nodes)
-    assert set(zip(*map(np.ndarray.tolist, credited))) == want_c
-    assert set(zip(*map(np.ndarray.tolist, excluded))) == want_e
-    assert len(credited[0]) == len(want_c) and len(excluded[0]) == len(want_e)
-
-
 @pytest.mark.parametrize("amaf_rule", ["first", "same_colour"])
 @pytest.mark.parametrize("max_nodes", [400, 9])  # 9: the budget fills up and leaves go unadded
 def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
