@@ -96,18 +96,24 @@ class _Pairs(NamedTuple):
     base: np.ndarray  # int [leaves] each leaf's first pair: s_t of leaf i is pair base[i] + t
 
 
-def _pairs(leaves: list[Leaf], offsets: np.ndarray | None) -> _Pairs:
-    """The leaves' paths as flat arrays, each leaf's node indices shifted by its offset (a
-    tree's own indices into a stack's rows; None: none)."""
+def _flat_paths(leaves: list[Leaf]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """int64 arrays: path nodes per leaf [L], tree actions per leaf [L], the nodes end to end
+    (the leaves' own indices) and the actions end to end."""
     n = len(leaves)
     m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
     t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
     s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
-    li = np.repeat(np.arange(n), m)
+    actions = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, int(t_edges.sum()))
+    return m, t_edges, s, actions
+
+
+def _pairs(leaves: list[Leaf], offsets: np.ndarray | None) -> _Pairs:
+    """The leaves' paths as flat arrays, each leaf's node indices shifted by its offset (a
+    tree's own indices into a stack's rows; None: none)."""
+    m, t_edges, s, edge_action = _flat_paths(leaves)
+    li = np.repeat(np.arange(len(leaves)), m)
     base = np.cumsum(m) - m
     on_edge = np.arange(len(s)) - base[li] < t_edges[li]  # s_t with an edge a_t on the path
-    edge_action = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64,
-                              int(t_edges.sum()))
     new_leaf = np.flatnonzero(m > t_edges)  # the new node: its edge is each playout's own first move
     new_node = s[base[new_leaf] + m[new_leaf] - 1]
     edge_node, edge_leaf = s[on_edge], li[on_edge]
@@ -147,12 +153,9 @@ def _back_up_compiled(tree: Tree, leaves: list[Leaf], k, wins, first_moves, z, a
                       offsets) -> np.ndarray:
     """backup_round by compiled.back_up_first: the leaves' paths end to end, and one call."""
     n = len(leaves)
-    m = np.fromiter((len(leaf.nodes) for leaf in leaves), np.int64, n)
-    t_edges = np.fromiter((len(leaf.actions) for leaf in leaves), np.int64, n)
-    s = np.fromiter(itertools.chain.from_iterable(leaf.nodes for leaf in leaves), np.int64, int(m.sum()))
+    m, t_edges, s, actions = _flat_paths(leaves)
     if offsets is not None:
         s += np.repeat(np.asarray(offsets, np.int64), m)
-    actions = np.fromiter(itertools.chain.from_iterable(leaf.actions for leaf in leaves), np.int64, int(t_edges.sum()))
     k_leaf = np.broadcast_to(np.asarray(k, np.float32), n).copy()
     keep = score is not None
     compiled.back_up_first(tree.node_n, tree.sims, tree.wins, tree.score, tree.n, tree.w, tree.na, tree.wa,

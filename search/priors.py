@@ -140,9 +140,9 @@ def initialise(tree: Tree, nodes, params: SearchParams, codes: np.ndarray | None
     h = _heuristic(tree, nodes, rows, acts, params, codes, patterns, shapes)
     m = params.prior_equiv
     at = nodes[rows]
-    hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
     m_amaf = m if params.prior_amaf_equiv < 0 else params.prior_amaf_equiv
     if params.prior != "shape_wins":  # compiled: the same adds, pair by pair
+        hb = np.where(tree.to_play[at] == 1, h, 1.0 - h).astype(np.float32)
         compiled.add_prior(tree.n, tree.w, tree.na, tree.wa, tree.node_n, tree.prior, nodes, rows, acts, h, hb,
                            np.float32(m), np.float32(m_amaf), tree.pass_action)
         return
