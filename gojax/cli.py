@@ -608,12 +608,16 @@ def _add_learn_net(sub):
                    help="start from this prior net (its width, depth and linear model; --width, --depth and --linear "
                         "are then ignored): a net fitted on one board size can start another size's")
     p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
+    p.add_argument("--measure", metavar="DATA", default="",
+                   help="also measure the start and the fitted net on every position of this teacher file (of the "
+                        "same board size), e.g. KataGo's policy while fitting to Pachi's pattern prior")
     p.set_defaults(func=_run_learn_net)
 
 
 def _run_learn_net(args) -> int:
     from gojax import learn_net
     inputs = [args.data] + ([args.linear] if args.linear else []) + ([args.init] if args.init else [])
+    inputs += [args.measure] if args.measure else []
     return _run_policy_job("learn-net", args, inputs, learn_net.main)
 
 

@@ -113,11 +113,14 @@ def test_a_net_fitted_on_another_size_starts_a_fit(tmp_path):
     fitted, _, size = prior_net.load_net(str(out))
     assert size == 9 and [w.shape for w, _ in fitted] == [w.shape for w, _ in layers]
     as_it_is = tmp_path / "as_it_is.npz"  # --epochs 0: the 13x13 net measured and saved for 9x9, unchanged
-    learn_net.main(argparse.Namespace(**(vars(args) | {"epochs": 0, "out": str(as_it_is)})))
+    learn_net.main(argparse.Namespace(**(vars(args) | {"epochs": 0, "out": str(as_it_is), "measure": str(KATAGO)})))
     kept, _, size = prior_net.load_net(str(as_it_is))
     assert size == 9 and all((w == w0).all() for (w, _), (w0, _) in zip(kept, layers))
     report = json.loads(str(np.load(as_it_is)["report"]))
     assert report["held_out"] == report["init"]
+    # --measure: every position of a second teacher file, the start and the fitted net (here the same)
+    assert report["measure"]["net"] == report["measure"]["init"] != report["measure"]["linear"]
+    assert report["measure"]["net"]["positions"] == 32 > report["held_out"]["positions"]
     with pytest.raises(ValueError, match="--epochs 0 needs --init"):
         learn_net.main(argparse.Namespace(**(vars(args) | {"epochs": 0, "init": ""})))
     run = subprocess.run([sys.executable, "-m", "gojax", "learn-net", str(KATAGO), "--init", str(tmp_path / "none.npz"),
