@@ -182,8 +182,9 @@ def pack(folder: str, size: int) -> None:
             players.append(r["players"][pos["to_play"] == "w"])
     names = sorted(set(players))
     sources = sorted({str(Path(r["sgf"]).parent.parent) for r in rows})  # a match's folder, or a set of games
+    roots = sources if len(sources) <= 6 else [os.path.commonpath(sources)]
     if len(sources) > 6:
-        sources = [f"{os.path.commonpath(sources)} ({len(sources)} folders)"]
+        sources = [f"{roots[0]} ({len(sources)} folders)"]
     np.savez_compressed(out / "positions.npz", size=size, moves=moves, first_white=first_white, komi=komi,
                         game=np.array(game, np.int32), move=np.array(move, np.int16), next=np.array(nxt, np.int16),
                         percent=np.stack(pct), player=np.array([names.index(p) for p in players], np.int16),
@@ -196,7 +197,8 @@ def pack(folder: str, size: int) -> None:
             "- Label: Pachi 12.90's `gogui-pattern_rating` for the side to move, its pattern prior (no search,",
             "  no network): whole percents for its likeliest moves (`percent`, 255 = unlabelled point).",
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
-            "- Regenerate: `python bench/teacher_data.py --out " + str(out) + "` then `--pack`.",
+            f"- Regenerate: `python bench/teacher_data.py {' '.join(roots)} --size {size} --out {out}` then",
+            f"  `python bench/teacher_data.py --pack {out} --size {size}`.",
             "- Only fitted weights derived from this data ship with gojax (kernels/data/); Pachi's own",
             "  pattern files do not.", "", "| player of the next move | positions |", "| --- | --- |"]
     card += [f"| {name or '(unnamed)'} | {k} |" for name, k in sorted(by_player.items(), key=lambda x: -x[1])]
