@@ -181,10 +181,10 @@ def pack(folder: str, size: int) -> None:
             pct.append(row)
             players.append(r["players"][pos["to_play"] == "w"])
     names = sorted(set(players))
-    sources = sorted({str(Path(r["sgf"]).parent.parent) for r in rows})  # a match's folder, or a set of games
-    roots = sources if len(sources) <= 6 else [os.path.commonpath(sources)]
-    if len(sources) > 6:
-        sources = [f"{roots[0]} ({len(sources)} folders)"]
+    roots = sorted({str(Path(r["sgf"]).parent.parent) for r in rows})  # a match's folder, or a set of games
+    many = len(roots) > 6
+    if many:
+        roots = [os.path.commonpath(roots)]
     np.savez_compressed(out / "positions.npz", size=size, moves=moves, first_white=first_white, komi=komi,
                         game=np.array(game, np.int32), move=np.array(move, np.int16), next=np.array(nxt, np.int16),
                         percent=np.stack(pct), player=np.array([names.index(p) for p in players], np.int16),
@@ -193,7 +193,7 @@ def pack(folder: str, size: int) -> None:
     card = [f"# Teacher positions: {out.name}", "",
             f"- {len(rows)} distinct {size}x{size} games (deduplicated by their moves), {len(game)} positions:",
             "  every position before a move on the board (passes left out), komi as in each game, from the",
-            "  SGFs under " + ", ".join(f"`{d}`" for d in sources) + ".",
+            "  SGFs under " + ", ".join(f"`{d}`" for d in roots) + (" (many folders)." if many else "."),
             "- Label: Pachi 12.90's `gogui-pattern_rating` for the side to move, its pattern prior (no search,",
             "  no network): whole percents for its likeliest moves (`percent`, 255 = unlabelled point).",
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",

@@ -25,9 +25,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from sgfmill import sgf  # noqa: E402
 
-from gojax.gtp_client import GtpClient  # noqa: E402
-
-COLUMNS = "ABCDEFGHJKLMNOPQRST"
+from bench.teacher_data import gtp_point, parse_point  # noqa: E402
+from gojax.gtp_client import GtpClient, GtpEngineError  # noqa: E402
 
 
 def opening_points(size: int) -> list[tuple[int, int]]:
@@ -35,17 +34,6 @@ def opening_points(size: int) -> list[tuple[int, int]]:
     line = lambda i: min(i, size - 1 - i) + 1  # noqa: E731
     return [(r, c) for r in range(size) for c in range(size)
             if 3 <= min(line(r), line(c)) <= 5]
-
-
-def vertex(rc: tuple[int, int]) -> str:
-    return f"{COLUMNS[rc[1]]}{rc[0] + 1}"
-
-
-def parse_vertex(text: str) -> tuple[int, int] | None:
-    text = text.strip().upper()
-    if text == "PASS":
-        return None
-    return int(text[1:]) - 1, COLUMNS.index(text[0])
 
 
 def play_game(engine: GtpClient, size: int, komi: float, opening: int, rng: random.Random, name: str):
@@ -62,7 +50,7 @@ def play_game(engine: GtpClient, size: int, komi: float, opening: int, rng: rand
     colour, moves = "b", 0
     points = opening_points(size)
     for rc in rng.sample(points, min(rng.randint(0, opening), len(points))):
-        engine.send(f"play {colour} {vertex(rc)}")  # drawn points are distinct, so always legal
+        engine.send(f"play {colour} {gtp_point(rc[0] * size + rc[1], size)}")  # drawn points are distinct, so always legal
         game.extend_main_sequence().set_move(colour, rc)
         colour, moves = ("w" if colour == "b" else "b"), moves + 1
     passes, result = 0, None
@@ -71,7 +59,8 @@ def play_game(engine: GtpClient, size: int, komi: float, opening: int, rng: rand
         if reply == "resign":
             result = f"{'W' if colour == 'b' else 'B'}+R"
             break
-        rc = parse_vertex(reply)
+        point = parse_point(reply, size)
+        rc = None if point is None else divmod(point, size)
         game.extend_main_sequence().set_move(colour, rc)
         passes = passes + 1 if rc is None else 0
         colour, moves = ("w" if colour == "b" else "b"), moves + 1
@@ -81,7 +70,7 @@ def play_game(engine: GtpClient, size: int, komi: float, opening: int, rng: rand
         try:
             score = engine.send("final_score", timeout=120).strip()
             result = score if score[:2] in ("B+", "W+") or score == "0" else None
-        except Exception:  # an engine without final_score: the game still counts as positions
+        except GtpEngineError:  # an engine without final_score: the game still counts as positions
             result = None
     if result:
         root.set("RE", result)

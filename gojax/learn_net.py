@@ -174,18 +174,18 @@ def main(args) -> None:
                          f"{size}x{size} (--init NET starts from a net of any size)")
     train, test = learn_policy.split_games(arrays[4], config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions")
-    other = None
+    linear_only, other = _init(jax.random.key(0), 1, 0), None
     if getattr(args, "measure", ""):  # a second teacher's positions, every one of them
         other = inputs(args.measure, linear)
         if other[0].shape[1] != size:
             raise ValueError(f"--measure {args.measure} is {other[0].shape[1]}x{other[0].shape[1]}, "
                              f"the data {size}x{size}")
         everything = np.arange(len(other[0]))
-        report_other = {"data": args.measure, "linear": evaluate(_init(jax.random.key(0), 1, 0), other, everything)}
+        report_other = {"data": args.measure, "linear": evaluate(linear_only, other, everything)}
         if init is not None:
             report_other["init"] = evaluate(init, other, everything)
         say(f"--measure {args.measure}: {report_other}")
-    report = {"linear": evaluate(_init(jax.random.key(0), 1, 0), arrays, test)}
+    report = {"linear": evaluate(linear_only, arrays, test)}
     say(f"the linear model alone: {report['linear']}")
     if init is not None:
         report["init"] = evaluate(init, arrays, test)
@@ -197,7 +197,7 @@ def main(args) -> None:
                "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
                "train": evaluate(layers, arrays, train[:4096])}
     if other is not None:
-        report["measure"] = report_other | {"net": evaluate(layers, other, np.arange(len(other[0])))}
+        report["measure"] = report_other | {"net": evaluate(layers, other, everything)}
         say(f"--measure {args.measure}, the fitted net: {report['measure']['net']}")
     prior_net.save_net(args.out, layers, linear, size, report=json.dumps(report))
     print(json.dumps(report, indent=1))
