@@ -333,6 +333,15 @@ def balance_positions(positions: str, values: str) -> tuple[np.ndarray, np.ndarr
     return packed_fields(boards), vals["value"].astype(np.float32), int(data["size"])
 
 
+def balance_split(n: int, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """`balance`'s split of n positions: (held-out indices, training indices, the generator that
+    then orders the training positions), so that other measures can use the same held-out set."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    n_test = int(round(held_out * n))
+    return order[:n_test], order[n_test:], rng
+
+
 def balance(weights: np.ndarray, packed: np.ndarray, target: np.ndarray, size: int,
             config: BalanceConfig = BalanceConfig(), progress=None) -> tuple[np.ndarray, list[dict]]:
     """Simulation-balanced weights (float32 [N_WEIGHTS]) and each iteration's figures: the mean
@@ -340,10 +349,7 @@ def balance(weights: np.ndarray, packed: np.ndarray, target: np.ndarray, size: i
     held-out positions (the quantity balancing lowers)."""
     g = Geometry(size)
     cap = g.move_cap
-    rng = np.random.default_rng(config.seed)
-    order = rng.permutation(len(target))
-    n_test = int(round(config.held_out * len(target)))
-    test, train = order[:n_test], order[n_test:]
+    test, train, rng = balance_split(len(target), config.held_out, config.seed)
     base = jnp.asarray(weights)
     off = int(learnt.OFFSETS[1])
     theta = jnp.concatenate([base[off:], jnp.ones(1)])
