@@ -129,14 +129,14 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
     from tqdm import tqdm
     bar = tqdm(total=cfg.games, initial=cfg.games - len(todo), desc="arena", file=log, disable=not progress)
     groups = [todo[start:start + parallel] for start in range(0, len(todo), parallel)]
-    play = functools.partial(play_group, a, b, cfg)
     with contextlib.ExitStack() as stack:
         if jobs > 1 and len(groups) > 1:  # spawn: a forked child would inherit this process's JAX runtime
             pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(
                 min(jobs, len(groups)), initializer=start_worker))
-            records = pool.imap_unordered(play, groups)
-        else:
-            records = map(play, groups)
+            records = pool.imap_unordered(functools.partial(play_group, a, b, cfg), groups)
+        else:  # in this process: the bar also shows the group in play, ply by ply
+            show = functools.partial(_show_group, bar)
+            records = map(functools.partial(play_group, a, b, cfg, on_ply=show), groups)
         try:
             for group in records:
                 if cfg.force or not os.path.exists(os.path.join(cfg.out, "match.json")):
@@ -153,8 +153,20 @@ def run_arena(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, parallel: int = 
     return summarize([r for r in done if r["game"] < cfg.games], a.name, b.name)
 
 
-def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[int]) -> list[dict]:
-    """Play games `indices` at once to their ends (their SGFs written); their results.jsonl records."""
+def _show_group(bar, games: list[Game]) -> None:
+    bar.set_postfix_str(group_progress(games))
+
+
+def group_progress(games: list[Game]) -> str:
+    """Where a group in play stands, for the progress bar: its games' moves (fewest-most) and
+    how many have ended, since results.jsonl gets the group only when its last game ends."""
+    plies = [len(g.board.moves) for g in games]
+    return f"group of {len(games)}: moves {min(plies)}-{max(plies)}, {sum(g.over for g in games)} ended"
+
+
+def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[int], on_ply=None) -> list[dict]:
+    """Play games `indices` at once to their ends (their SGFs written); their results.jsonl records.
+    on_ply(games), if given, is called after every round of moves."""
     # Each gojax engine's trees side by side in one stack, a slot per game, so that a round's
     # descents and backups are array operations over all its games (search/forest.py).
     stacks = [None if isinstance(e, ExternalEngine) else
@@ -166,14 +178,14 @@ def play_group(a: ArenaEngine, b: ArenaEngine, cfg: MatchConfig, indices: list[i
         try:
             for g in games:
                 g.start(cfg)
-            _play(games, cfg, pool)
+            _play(games, cfg, pool, on_ply)
         finally:
             for g in games:
                 g.close()
     return [g.record(cfg) for g in games]
 
 
-def _play(games: list[Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor) -> None:
+def _play(games: list[Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPoolExecutor, on_ply=None) -> None:
     """Every game to its end.  Each ply: the external engines to move think in their processes
     while every game with gojax to move searches, all in one forest (finished games and games
     waiting for an external engine keep their seat with a budget of 0)."""
@@ -208,5 +220,7 @@ def _play(games: list[Game], cfg: MatchConfig, pool: concurrent.futures.ThreadPo
                 g.answer(move if move == RESIGN else g.board.geometry.to_gtp(move), share, cfg)
         for i, future in asked.items():
             games[i].answer(*future.result(), cfg)
+        if on_ply is not None:
+            on_ply(games)
 
 

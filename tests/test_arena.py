@@ -2,6 +2,7 @@
 against GNU Go and other GTP engines in their own processes (which forfeit their own games only)."""
 
 import dataclasses
+import io
 import pathlib
 import sys
 
@@ -79,6 +80,17 @@ def test_against_gnugo_the_arena_plays_the_games_of_gtp_processes(tmp_path, open
 
 
 BROKEN = f"{sys.executable} {pathlib.Path(__file__).parent / 'engines' / 'broken_engine.py'}"
+
+
+def test_the_progress_bar_shows_the_group_in_play_move_by_move(tmp_path):
+    # results.jsonl gets a group only when its last game ends: the bar tells how far it is
+    log = io.StringIO()
+    cfg = MatchConfig(engine_a="a", engine_b="b", games=2, size=5, komi=3.5, out=str(tmp_path),
+                      gnugo=f"{gnugo_path()} --mode gtp --chinese-rules", name_a="gojax-64", name_b="gojax-32")
+    run_arena(*ENGINES, cfg, parallel=2, log=log)
+    shown = log.getvalue()
+    assert "group of 2: moves 1-1, 0 ended" in shown and ", 2 ended" in shown
+    assert len(load_results(str(tmp_path / "results.jsonl"))) == 2
 
 
 def test_an_external_engine_that_crashes_forfeits_its_game_only(tmp_path):
