@@ -56,6 +56,13 @@ for d in default cpu auto; do
   step 120 "search 9x9 $SIMS L8 K4 playouts on $d" $PY -m gojax bench --search --board 9 --simulations $SIMS \
     --playout-device $d --repeats 2 --no-progress --json
 done
+# The same search on the GPU testing its playout loop's end every 4 and every 16 moves
+# (--steps-per-test: the same moves; unmeasurable on a CPU): what the per-iteration test costs
+# the 32-board call.
+for n in 4 16; do
+  step 120 "search 9x9 $SIMS L8 K4 playouts on default, steps-per-test $n" $PY -m gojax bench --search --board 9 \
+    --simulations $SIMS --playout-device default --steps-per-test $n --repeats 2 --no-progress --json
+done
 # Four such searches at once in four processes (four engines on one machine), their playouts on
 # the GPU, on the host's cores, and where `auto` puts them (results/gpu_h100_4: on the GPU four
 # ran no faster together than one).

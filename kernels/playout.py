@@ -71,6 +71,11 @@ class PlayoutConfig:
     amaf_decay: float = 0.0
     # Move cap per playout; None = 3 N^2 (SPEC.md).
     move_cap: int | None = None
+    # Move steps per test of the loop's condition (whether any board still plays): on a GPU each
+    # test is a device-to-host read per iteration unless the loop is captured in a CUDA graph,
+    # and a small batch's moves are microseconds.  Steps past the end leave the boards as they
+    # are (a select), so every value plays the same moves.
+    steps_per_test: int = 1
     # A playout also ends after `cycle_moves` moves in a row that each recreate one of the
     # `cycle_window` positions before it (0 = never): a superko cycle such as a triple ko, which
     # the playouts' simple-ko rule allows and the MoGo capture rule keeps replaying.  Without this
@@ -136,6 +141,8 @@ class PlayoutConfig:
                 raise ValueError(f"playout patterns {self.playout_patterns}: {err.strerror or err}") from None
         if not 0.0 <= self.mercy <= 1.0:
             raise ValueError(f"mercy must be in [0, 1] (0 = off), got {self.mercy}")
+        if self.steps_per_test < 1:
+            raise ValueError(f"steps_per_test must be at least 1, got {self.steps_per_test}")
         if self.cycle_window < 0 or self.cycle_moves < 1:
             raise ValueError(f"need cycle_window >= 0 and cycle_moves >= 1, got {self.cycle_window}, {self.cycle_moves}")
         if self.amaf_rule not in AMAF_RULES:
@@ -286,6 +293,14 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         return (s.t < cap) & ~s.done.all()
 
     def body(s: _LoopState) -> _LoopState:
+        for i in range(config.steps_per_test):
+            if i == 0:
+                s = step(s)
+            else:  # past the end a step must change nothing: `t` and the passes would count on
+                s = jax.tree_util.tree_map(functools.partial(jnp.where, cond(s)), step(s), s)
+        return s
+
+    def step(s: _LoopState) -> _LoopState:
         state = s.state
         words = rng.step_words(keys, s.t, 1 + extra)  # [B, 1 + extra]
         if not extra:

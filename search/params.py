@@ -107,6 +107,9 @@ class SearchParams:
     cmc_prob: float = flag(0.0, "contextual Monte-Carlo p, seed 004 sec. IV.B (0: off)", group="policy", metavar="P")
     mercy: float = flag(0.25, "end a playout once one colour leads by F x the board's points in captures (0: off)",
                         group="policy", metavar="F")
+    steps_per_test: int = flag(1, "playout moves per test of the playout loop's end (kernels/playout."
+                                   "PlayoutConfig.steps_per_test; the same moves for every value)",
+                               group="policy", metavar="N")
     # --- batching -------------------------------------------------------------------------------
     leaves: int = flag(8, "L: leaves per device call, kept apart by virtual loss", metavar="L")
     playouts_per_leaf: int = flag(4, "K: playouts from each leaf (a simulation is one playout); small, since each "

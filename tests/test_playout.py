@@ -118,6 +118,21 @@ def test_move_cap_stops_playouts_and_is_counted():
     assert (np.asarray(res.moves) == 10).all() and np.asarray(res.cap_hit).all()
 
 
+@pytest.mark.parametrize("config", [PlayoutConfig(policy="mogo", mercy=0.25), PlayoutConfig(move_cap=13),
+                                    PlayoutConfig(policy="mogo", amaf_decay=1.0)])
+def test_several_steps_per_loop_test_play_the_same_playouts(config):
+    # the loop runs past the last move (and past the cap) by up to two steps: they change nothing
+    starts = empty_boards(board(". . . . . . .\n" * 7).geometry, 6)
+    one = run_playouts(starts, jax.random.key(4), 3, config, record_moves=True)
+    three = run_playouts(starts, jax.random.key(4), 3, dataclasses.replace(config, steps_per_test=3),
+                         record_moves=True)
+    for field in ("z", "score", "moves", "cap_hit", "mercy_hit", "cycle_hit", "first_move", "amaf_count",
+                  "amaf_wins", "rule_counts", "history", "ownership"):
+        np.testing.assert_array_equal(np.asarray(getattr(three, field)), np.asarray(getattr(one, field)), err_msg=field)
+    with pytest.raises(ValueError, match="steps_per_test"):
+        PlayoutConfig(steps_per_test=0)
+
+
 TRIPLE_KO = """
     . O O X . X X . X
     O . O O X X X X O
