@@ -218,17 +218,10 @@ def compile_cache_dir() -> str | None:
     return None if path.strip().lower() in ("", "off", "0", "none") else path
 
 
-# The cache's size limit.  Any limit also makes JAX lock the folder around each read and write: JAX
-# writes an entry in place, and a process that read one half written (two engines of a match
-# compiling at once) crashed in XLA.
-COMPILE_CACHE_BYTES = 2 << 30
-
-
 def enable_compile_cache(path: str) -> None:
     import jax
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_compilation_cache_max_size", COMPILE_CACHE_BYTES)
 
 
 def configure_process(compile_cache: bool, cpu_threads: int | None = None,
