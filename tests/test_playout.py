@@ -118,8 +118,7 @@ def test_move_cap_stops_playouts_and_is_counted():
     assert (np.asarray(res.moves) == 10).all() and np.asarray(res.cap_hit).all()
 
 
-@pytest.mark.parametrize("config", [PlayoutConfig(policy="mogo", mercy=0.25), PlayoutConfig(move_cap=13),
-                                    PlayoutConfig(policy="mogo", amaf_decay=1.0)])
+@pytest.mark.parametrize("config", [PlayoutConfig(policy="mogo", mercy=0.25, move_cap=13)])
 def test_several_steps_per_loop_test_play_the_same_playouts(config):
     # the loop runs past the last move (and past the cap) by up to two steps: they change nothing
     starts = empty_boards(board(". . . . . . .\n" * 7).geometry, 6)
