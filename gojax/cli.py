@@ -621,6 +621,29 @@ def _run_learn_net(args) -> int:
     return _run_policy_job("learn-net", args, inputs, learn_net.main)
 
 
+def _add_learn_value(sub):
+    p = sub.add_parser("learn-value", help="fit a value head to a teacher's win probabilities and save a prior net "
+                                           "with it (for --value-weight)")
+    p.add_argument("data", help="positions.npz with teacher values (`python bench/teacher_policy.py --pack`)")
+    p.add_argument("--net", default="", metavar="NPZ",
+                   help="the prior net whose input planes the head reads (default: the bundled 9x9 net)")
+    p.add_argument("--out", required=True, help="OUT.npz: the net with its value head, for --prior-model")
+    p.add_argument("--width", type=positive_int, default=16, help="channels per 3x3 convolution (16)")
+    p.add_argument("--depth", type=positive_int, default=3, help="3x3 convolutions (3)")
+    p.add_argument("--epochs", type=positive_int, default=12, help="passes over the training positions (12)")
+    p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's first step size (2e-3), decaying "
+                                                                        "to 0 along half a cosine")
+    p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
+    p.set_defaults(func=_run_learn_value)
+
+
+def _run_learn_value(args) -> int:
+    from gojax import learn_net
+    from gojax.kernels import prior_net
+    args.net = args.net or prior_net.BUNDLED
+    return _run_policy_job("learn-value", args, [args.data, args.net], learn_net.value_main)
+
+
 def _run_policy_job(command: str, args, inputs: list[str], job) -> int:
     """learn-policy / learn-net / balance-policy: inputs checked, `job(args)` run, a bad file one line."""
     import zipfile
@@ -703,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_learn_prior(sub)
     _add_learn_policy(sub)
     _add_learn_net(sub)
+    _add_learn_value(sub)
     _add_balance_policy(sub)
     parser.subcommands = sub.choices  # name -> its parser, for errors in a subcommand's own usage
     return parser

@@ -22,6 +22,7 @@ import numpy as np
 
 from gojax import learn_policy
 from gojax.kernels import learnt, prior_net, rules
+from gojax.kernels.geometry import BLACK
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains
 
 
@@ -203,3 +204,138 @@ def main(args) -> None:
     print(json.dumps(report, indent=1))
     say(f"net -> {args.out}")
 
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueConfig:
+    """The value head's shape and its fit (cross-entropy to the teacher's win probability)."""
+
+    width: int = 16  # channels of each 3x3 convolution of its trunk (32 and 64, deeper: no better held out)
+    depth: int = 3  # 3x3 convolutions
+    hidden: int = 32  # units of the layer after the board's mean and max
+    epochs: int = 12
+    batch: int = 64
+    learning_rate: float = 2e-3  # Adam's step size, decaying to 0 along half a cosine
+    l2: float = 1e-4  # times the sum of the trunk's squared weights (1e-3 left every unit dead)
+    held_out: float = 0.1  # share of games kept for measuring (learn_policy.split_games)
+    seed: int = 0
+
+
+def value_targets(path: str) -> tuple[np.ndarray, float]:
+    """(float32 [N] the teacher's win probability for the side to move at each position `inputs`
+    keeps, the games' komi); ValueError if the file has no values or mixes komis."""
+    data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
+    if "value" not in data:
+        raise ValueError(f"{path}: no teacher values (bench/teacher_policy.py --pack writes them)")
+    komis = np.unique(data["komi"])
+    if len(komis) != 1:
+        raise ValueError(f"{path}: games at komis {komis.tolist()}; the value head is fitted at one komi")
+    kept = learn_policy.build(path).kept
+    every = learn_policy.replay(data)
+    black = np.array([every[i].to_play == BLACK for i in kept.tolist()])
+    value = data["value"][kept].astype(np.float32)
+    if not np.all((value >= 0) & (value <= 1)):
+        raise ValueError(f"{path}: teacher values outside [0, 1]")
+    return np.where(black, value, 1.0 - value).astype(np.float32), float(komis[0])
+
+
+def _value_init(key, config: ValueConfig) -> prior_net.ValueHead:
+    trunk, cin = [], prior_net.N_PLANES
+    for _ in range(config.depth):
+        key, k = jax.random.split(key)
+        trunk.append((jax.random.normal(k, (3, 3, cin, config.width)) * np.sqrt(2 / (9 * cin)),
+                      jnp.zeros(config.width)))
+        cin = config.width
+    w = jax.random.normal(key, (2 * cin, config.hidden)) * np.sqrt(1 / (2 * cin))
+    return prior_net.ValueHead(tuple(trunk), w, jnp.zeros(config.hidden), jnp.zeros(config.hidden), jnp.zeros(()),
+                               0.0)
+
+
+def _value_loss(head, x, y, l2):
+    z = prior_net.value_forward(head, x)
+    ce = -(y * jax.nn.log_sigmoid(z) + (1 - y) * jax.nn.log_sigmoid(-z)).mean()
+    return ce + l2 * sum((w ** 2).sum() for w, _ in head.trunk)
+
+
+@jax.jit
+def _value_predict(head, x):
+    return jax.nn.sigmoid(prior_net.value_forward(head, x))
+
+
+def evaluate_value(head, x: np.ndarray, y: np.ndarray, idx: np.ndarray, doubt=(0.15, 0.85)) -> dict:
+    """Squared error and correlation to the teacher on positions `idx`, all of them and those
+    in doubt (teacher value within `doubt`), beside the error of a constant guess (the variance)."""
+    head = head._replace(komi=0.0)
+    pred = np.concatenate([np.asarray(_value_predict(head, x[idx[s:s + 2048]])) for s in range(0, len(idx), 2048)])
+    t = y[idx]
+    out = {}
+    for name, m in (("all", np.ones(len(t), bool)), ("in_doubt", (t >= doubt[0]) & (t <= doubt[1]))):
+        if m.sum() < 2:
+            continue
+        out[name] = {"positions": int(m.sum()), "squared_error": round(float(((pred[m] - t[m]) ** 2).mean()), 4),
+                     "constant_guess": round(float(t[m].var()), 4),
+                     "correlation": round(float(np.corrcoef(pred[m], t[m])[0, 1]), 3)}
+    return out
+
+
+def fit_value(x: np.ndarray, y: np.ndarray, train: np.ndarray, config: ValueConfig, komi: float,
+              progress=None) -> prior_net.ValueHead:
+    """Adam on the cross-entropy, each batch turned by one of the board's 8 symmetries."""
+    steps = max(1, len(train) // config.batch)
+    total = steps * config.epochs
+
+    @functools.partial(jax.jit, static_argnames=("k",))
+    def step(head, m, v, t, x, y, k):
+        lr = config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total))
+        val, grad = jax.value_and_grad(_value_loss)(head, _turn(x, k), y, config.l2)
+        m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
+        v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
+        head = jax.tree.map(lambda p, a, b: p - lr * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
+                            head, m, v)
+        return head, m, v, val
+
+    head = _value_init(jax.random.key(config.seed), config)
+    m = jax.tree.map(jnp.zeros_like, head)
+    v = jax.tree.map(jnp.zeros_like, head)
+    rng = np.random.default_rng(config.seed)
+    t = 0
+    for epoch in range(config.epochs):
+        order = rng.permutation(train)
+        loss = 0.0
+        for i in range(steps):
+            idx = np.sort(order[i * config.batch:(i + 1) * config.batch])
+            t += 1
+            head, m, v, val = step(head, m, v, t, x[idx], y[idx], k=int(rng.integers(8)))
+            loss += float(val)
+        if progress:
+            progress(epoch + 1, config.epochs, loss / steps, head)
+    return prior_net.ValueHead(tuple((np.asarray(w), np.asarray(b)) for w, b in head.trunk),
+                               *(np.asarray(a) for a in head[1:5]), komi)
+
+
+def value_main(args) -> None:
+    """`gojax learn-value DATA --net NET --out OUT`: fit a value head to the teacher's values of
+    DATA over NET's input planes, measure it on held-out games, save NET with it."""
+    layers, linear, size = prior_net.load_net(args.net)
+    config = ValueConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed,
+                         learning_rate=args.learning_rate)
+    t0 = time.monotonic()
+
+    def say(text):
+        print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
+    y, komi = value_targets(args.data)
+    x, _, _, _, game = inputs(args.data, linear)
+    if x.shape[1] != size:
+        raise ValueError(f"--net {args.net} was fitted on {size}x{size}, the data is {x.shape[1]}x{x.shape[1]}")
+    train, test = learn_policy.split_games(game, config.held_out, config.seed)
+    say(f"{len(train)} training and {len(test)} held-out positions, komi {komi}")
+    head = fit_value(x, y, train, config, komi, progress=lambda e, n, loss, h: say(
+        f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate_value(h, x, y, test)}" if e % 4 == 0 else "")))
+    report = {"data": args.data, "net": args.net, "config": dataclasses.asdict(config), "komi": komi,
+              "train_positions": int(len(train)), "held_out": evaluate_value(head, x, y, test),
+              "train": evaluate_value(head, x, y, train[:4096])}
+    with np.load(args.net, allow_pickle=False) as f:
+        info = {k: f[k] for k in ("report",) if k in f.files}
+    prior_net.save_net(args.out, layers, linear, size, value=head, value_report=json.dumps(report), **info)
+    print(json.dumps(report, indent=1))
+    say(f"net with its value head -> {args.out}")

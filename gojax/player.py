@@ -95,9 +95,12 @@ class Player:
         Geometry(size)  # validates
         if "learnt" in (self.params.policy, self.params.fallback):  # ModelError before a search
             check_model(self.params.policy_model, size)
-        model = self.params.for_size(size).prior_model_path
-        if model is not None:
-            prior_net.check_model(model, size)
+        resolved = self.params.for_size(size)  # ValueError: a value weight with no net for the size
+        if resolved.prior_model_path is not None:
+            prior_net.check_model(resolved.prior_model_path, size)
+        if resolved.value_weight > 0:
+            prior_net.check_model(resolved.value_model, size)
+            prior_net.load_value(resolved.value_model)  # ModelError: a net without a value head
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

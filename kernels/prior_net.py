@@ -20,6 +20,12 @@ bench/teacher_policy.py).  The input planes, all from the device board (`planes`
 A model file (.npz) holds the conv weights `w0..` / `b0..` (HWIO, last layer 1x1 to one
 channel), the learnt model's `linear` weights it was fitted on top of, `size` and `net_format`.
 Cost: D convolutions of C x C x 9 per point per new node, on the device with the round's leaves.
+
+A net may also carry a value head (`value_*` arrays, gojax/learn_net.py `learn-value`): a trunk of
+its own over the same planes, then the mean and the max of each channel over the board, one hidden
+layer and a logit: the side to move's probability of winning, fitted to a teacher's values at one
+komi (`value_komi`; the planes do not see the komi).  The search mixes it into each leaf's playout
+outcomes (SearchParams.value_weight).
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ from __future__ import annotations
 import functools
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from gojax.kernels import learnt, rules
-from gojax.kernels.geometry import EMPTY, Geometry
+from gojax.kernels.geometry import BLACK, EMPTY, Geometry
 from gojax.kernels.learnt import ModelError
 from gojax.kernels.state import BoardState
 
@@ -87,11 +94,78 @@ def load_net(path: str) -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], np.n
     return layers, linear, size
 
 
-def save_net(path: str, layers, linear: np.ndarray, size: int, **info) -> None:
+class ValueHead(NamedTuple):
+    """A net's value head: conv trunk (w, b) per layer (HWIO, ReLU after each), then
+    [mean, max] of each channel -> hidden (ReLU) -> one logit for the side to move."""
+    trunk: tuple
+    hidden_w: np.ndarray  # float32 [2 C, H]
+    hidden_b: np.ndarray  # float32 [H]
+    out_w: np.ndarray  # float32 [H]
+    out_b: np.ndarray  # float32 []
+    komi: float  # the komi of the values it was fitted to
+
+
+def save_net(path: str, layers, linear: np.ndarray, size: int, value: ValueHead | None = None, **info) -> None:
     arrays = {f"w{i}": np.asarray(w, np.float32) for i, (w, _) in enumerate(layers)}
     arrays |= {f"b{i}": np.asarray(b, np.float32) for i, (_, b) in enumerate(layers)}
+    if value is not None:
+        arrays |= {f"value_w{i}": np.asarray(w, np.float32) for i, (w, _) in enumerate(value.trunk)}
+        arrays |= {f"value_b{i}": np.asarray(b, np.float32) for i, (_, b) in enumerate(value.trunk)}
+        arrays |= {f"value_{k}": np.asarray(getattr(value, k), np.float32)
+                   for k in ("hidden_w", "hidden_b", "out_w", "out_b", "komi")}
     np.savez_compressed(path, net_format=NET_FORMAT, size=size, linear=np.asarray(linear, np.float32), **arrays,
                         **info)
+
+
+@functools.cache
+def load_value(path: str) -> ValueHead:
+    """The value head of the net at `path`; ModelError with one line if it has none or it is damaged."""
+    load_net(path)  # the file itself: one line on any fault
+    with np.load(path, allow_pickle=False) as f:
+        if "value_out_w" not in f.files:
+            raise ModelError(f"prior net {path} has no value head: fit one (gojax learn-value) or use --value-weight 0")
+        try:
+            depth = sum(1 for k in f.files if k.startswith("value_w"))
+            trunk = tuple((f[f"value_w{i}"].astype(np.float32), f[f"value_b{i}"].astype(np.float32))
+                          for i in range(depth))
+            head = ValueHead(trunk, *(f[f"value_{k}"].astype(np.float32) for k in ("hidden_w", "hidden_b", "out_w",
+                                                                                 "out_b")),
+                             float(f["value_komi"]))
+        except (KeyError, ValueError) as err:
+            raise ModelError(f"prior net {path}: a damaged value head ({err})") from None
+    arrays = [a for wb in trunk for a in wb] + list(head[1:5])
+    if not trunk or trunk[0][0].shape[2] != N_PLANES or not all(np.isfinite(a).all() for a in arrays):
+        raise ModelError(f"prior net {path}: a damaged value head (shapes or values): refit it (gojax learn-value)")
+    return head
+
+
+def has_value(path: str) -> bool:
+    """Does the net at `path` carry a value head?"""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return "value_out_w" in f.files
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return False
+
+
+def value_forward(head, x: jax.Array) -> jax.Array:
+    """float32 [B] logits (side to move wins) from planes [B, N, N, C]; `head` a ValueHead whose
+    arrays may be device arrays (its komi is not read)."""
+    h = x
+    for w, b in head.trunk:
+        h = jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "SAME",
+                                                     dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
+    pooled = jnp.concatenate([h.mean((1, 2)), h.max((1, 2))], -1)
+    return jax.nn.relu(pooled @ head.hidden_w + head.hidden_b) @ head.out_w + head.out_b
+
+
+def black_value(states: BoardState, path: str) -> jax.Array:
+    """float32 [B]: the value head's probability that Black wins, for a batch of positions."""
+    _, linear, size = load_net(path)
+    head = load_value(path)
+    x, _ = jax.vmap(lambda s: planes(s, jnp.asarray(linear)))(states)
+    p_mover = jax.nn.sigmoid(value_forward(jax.tree.map(jnp.asarray, head._replace(komi=0.0)), x))
+    return jnp.where(states.to_play == BLACK, p_mover, 1.0 - p_mover)
 
 
 def planes(state: BoardState, linear: jax.Array) -> tuple[jax.Array, jax.Array]:

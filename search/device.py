@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import functools
 import statistics
+import sys
 import time
 from typing import NamedTuple
 
@@ -126,15 +127,17 @@ def learnt_log_strengths(states, path: str) -> jax.Array:
     return jnp.log(jnp.maximum(jax.vmap(lambda s: learnt.strengths(s, path))(states), 1e-30))
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior", "value_model"))
 def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
-                  learnt_prior: str | None = None):
+                  learnt_prior: str | None = None, value_model: str | None = None):
     """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
-    their chains, their NodeFeatures packed (NodeFeatures.packed) and the MoGo verdicts (int8
-    [G * L, P] or None, for the playouts' result): a small call of its own, so that its answer
-    comes back while the playouts of the same boards still run."""
+    their chains, their NodeFeatures packed (NodeFeatures.packed), the MoGo verdicts (int8
+    [G * L, P] or None, for the playouts' result) and the value head's probability that Black
+    wins (float32 [G * L], or None without `value_model`): a small call of its own, so that its
+    answer comes back while the playouts of the same boards still run."""
     states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
-    return states, v.packed(), v.prior
+    value = prior_net.black_value(states, value_model) if value_model else None
+    return states, v.packed(), v.prior, value
 
 
 @functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
@@ -145,18 +148,32 @@ def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
     return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)[1].packed()
 
 
-@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices"))
+@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices", "value_weight"))
 def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
                cmc: tuple[jax.Array, jax.Array] | None, leaves: int, k: int, config: PlayoutConfig,
-               devices: int = 1) -> PlayoutResult:
+               devices: int = 1, value: jax.Array | None = None, value_weight: float = 0.0) -> PlayoutResult:
     """One round's playouts: states (prepare_round) hold G x L leaf positions, tree-major; keys
     uint32 [G, 2] the trees' raw key data (jax.random.key_data); calls int32 [G] their round
     counters; pool int32 [G * L, 2, k] poolRave cells or None; cmc the CMC tables or None (one
-    tree, one device).  Returns the PlayoutResult of the G * L leaves."""
+    tree, one device); value float32 [G * L] the value head's Black win probability or None
+    (`mix_value`, with `value_weight`).  Returns the PlayoutResult of the G * L leaves."""
     per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)
     if devices == 1:
-        return run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
-    return _sharded(states, per_leaf, pool, k, config, devices)
+        res = run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
+    else:
+        res = _sharded(states, per_leaf, pool, k, config, devices)
+    return res if value is None else mix_value(res, value, value_weight)
+
+
+def mix_value(res: PlayoutResult, value: jax.Array, weight: float) -> PlayoutResult:
+    """Each playout's outcome z (Black's) as the tree backs it up, mixed with the leaf's value
+    estimate v (float32 [rows], Black's): z' = (1 - weight) z + weight v, the leaf evaluation of
+    Silver et al. 2016 (there lambda weighs the rollout; here `weight` the value).  A leaf whose
+    game is already over keeps its exact outcome, and the AMAF statistics keep the playouts'
+    own outcomes: they speak of the moves played, which the value does not see."""
+    over = res.first_move[:, :1] == -2  # the start was already over: no playout, the exact score
+    z = jnp.where(over, res.z, (1.0 - weight) * res.z + weight * value[:, None])
+    return res.replace(z=z, wins=z.sum(1))
 
 
 def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) -> PlayoutResult:
@@ -247,6 +264,7 @@ class PriorPlan(NamedTuple):
     with_pattern: bool  # each point's 3x3 neighbourhood, for a shape model with diamonds (summed on the host)
     shape_model: str | None  # the shape model the device sums (NodeFeatures.shape), or None
     learnt_prior: str | None  # the learnt model or net whose logits NodeFeatures.shape holds, or None
+    value_model: str | None = None  # the net whose value head is mixed into the playouts' outcomes, or None
 
     @classmethod
     def of(cls, params: SearchParams) -> PriorPlan:
@@ -255,7 +273,8 @@ class PriorPlan(NamedTuple):
         # diamonds: the host then needs each point's 3x3 neighbourhood (NodeFeatures.pattern).
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         return cls(params.uses_mogo_verdicts, params.uses_shapes and not sums,
-                   params.shape_model if sums else None, params.prior_model_path)
+                   params.shape_model if sums else None, params.prior_model_path,
+                   params.value_model or None if params.value_weight > 0 else None)
 
 
 class Simulator:
@@ -281,6 +300,7 @@ class Simulator:
         # Wall time inside verdicts_now: the caller's wait for the CPU backend, where a CPU
         # device's calls queue behind its playouts (a forest counts it as device wait).
         self.verdicts_now_seconds = 0.0
+        self._value_off_said: set[float] = set()  # komis at which value_applies said no
 
     @property
     def devices(self) -> int:
@@ -360,13 +380,15 @@ class Simulator:
                         raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
                     cmc = self._cmc_tables(boards[0].size)
                 plan = self.plan(boards[0].size)
-                states, verdicts, prior = prepare_round(packed_fields(boards), plan.with_prior, plan.with_pattern,
-                                                        self.shape_tables(boards[0].size, self.device),
-                                                        plan.learnt_prior)
+                value_model = plan.value_model if self.value_applies(plan, boards[0].komi) else None
+                states, verdicts, prior, value = prepare_round(
+                    packed_fields(boards), plan.with_prior, plan.with_pattern,
+                    self.shape_tables(boards[0].size, self.device), plan.learnt_prior, value_model)
                 if prepared is not None:
                     prepared.set_result(verdicts)
                 res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
-                                 L, self.k, self.config, self.devices)
+                                 L, self.k, self.config, self.devices, value,
+                                 self.params.value_weight if value_model else 0.0)
         except Exception as err:
             if prepared is not None and not prepared.done():  # its waiter must not wait forever
                 prepared.set_exception(err)
@@ -374,6 +396,20 @@ class Simulator:
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=prior)
+
+    def value_applies(self, plan: PriorPlan, komi: float) -> bool:
+        """Is the plan's value head mixed in at `komi`?  Only at the komi it was fitted at (its
+        planes do not see the komi); elsewhere the playouts count alone, said once on stderr."""
+        if plan.value_model is None:
+            return False
+        fitted = prior_net.load_value(plan.value_model).komi
+        if komi == fitted:
+            return True
+        if komi not in self._value_off_said:
+            self._value_off_said.add(komi)
+            print(f"gojax: the value head of {plan.value_model} was fitted at komi {fitted:g}; at komi {komi:g} "
+                  f"the playouts count alone", file=sys.stderr, flush=True)
+        return False
 
     def _pool_cells(self, g: int, pools) -> np.ndarray | None:
         """poolRave's cells for the call, int32 [G * L, 2, pool_size] (empty slots 0), or None."""

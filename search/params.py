@@ -60,6 +60,13 @@ class SearchParams:
                                     "pattern prior form)", metavar="C")
     shape_hard_verdicts: bool = flag(False, "--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model "
                                             "ranks the rest")
+    # --- leaf evaluation: a value head beside the playouts (Silver et al. 2016) ------------------
+    value_weight: float = flag(0.0, "w: each playout's outcome z is backed up as (1 - w) z + w v, v the value "
+                                    "head's estimate of the leaf (AlphaGo's leaf evaluation, its lambda = 1 - w); "
+                                    "0: the playouts alone; only at the komi the head was fitted at",
+                               metavar="W")
+    value_model: str = flag("", "--value-weight: the prior net whose value head gives v (`gojax learn-value`; "
+                                "empty: the prior's net, or else the board size's bundled one)", metavar="NPZ")
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
     amaf_rule: str = flag("first", "AMAF credit (eq. 16-17): first skips a point played earlier by either colour "
                                    "(Fuego), same_colour only by the same colour (Algorithm 2)")
@@ -171,6 +178,8 @@ class SearchParams:
                 raise ValueError(f"{name} must be >= {low}, got {getattr(self, name)}")
         if not 0 <= self.resign_threshold < 1:
             raise ValueError(f"resign_threshold must be in [0, 1) (a win rate; 0 never resigns), got {self.resign_threshold}")
+        if not 0 <= self.value_weight <= 1:
+            raise ValueError(f"value_weight must be in [0, 1], got {self.value_weight}")
         if not 1 <= self.waves <= self.leaves:
             raise ValueError(f"waves must be 1 .. leaves ({self.leaves}), got {self.waves}")
 
@@ -185,7 +194,20 @@ class SearchParams:
     def for_size(self, size: int) -> SearchParams:
         """These parameters as a search on a `size` x `size` board applies them: `auto` becomes
         `net` given --prior-model or where a net is bundled for the size (kernels/prior_net.bundled),
-        else `shape`; `net` without --prior-model reads the size's bundled net."""
+        else `shape`; `net` without --prior-model reads the size's bundled net.  With a value
+        weight and no --value-model, the value head is the prior net's, or the size's bundled net's."""
+        resolved = self._prior_for_size(size)
+        if resolved.value_weight > 0 and not resolved.value_model:
+            from gojax.kernels.prior_net import bundled, is_net
+            path = resolved.prior_model_path
+            net = path if path and is_net(path) else bundled(size)
+            if net is None:
+                raise ValueError(f"--value-weight {self.value_weight:g}: no net is bundled for {size}x{size}; "
+                                 f"give --value-model NPZ (gojax learn-value) or --value-weight 0")
+            resolved = dataclasses.replace(resolved, value_model=net)
+        return resolved
+
+    def _prior_for_size(self, size: int) -> SearchParams:
         if self.prior == "auto" and self.prior_model:
             return dataclasses.replace(self, prior="net")
         if self.prior not in ("auto", "net") or self.prior_model:
