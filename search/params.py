@@ -198,11 +198,12 @@ class SearchParams:
         weight and no --value-model, the value head is the prior net's, or the size's bundled net's."""
         resolved = self._prior_for_size(size)
         if resolved.value_weight > 0 and not resolved.value_model:
+            from gojax.kernels.learnt import ModelError
             from gojax.kernels.prior_net import bundled, is_net
             path = resolved.prior_model_path
             net = path if path and is_net(path) else bundled(size)
-            if net is None:
-                raise ValueError(f"--value-weight {self.value_weight:g}: no net is bundled for {size}x{size}; "
+            if net is None:  # a ModelError: GTP's boardsize refuses the size and keeps the game
+                raise ModelError(f"--value-weight {self.value_weight:g}: no net is bundled for {size}x{size}; "
                                  f"give --value-model NPZ (gojax learn-value) or --value-weight 0")
             resolved = dataclasses.replace(resolved, value_model=net)
         return resolved
