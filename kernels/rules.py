@@ -95,6 +95,18 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     return legal, embed(empty & capture, False) & not_ko
 
 
+def any_chain_in_atari(state: BoardState) -> jax.Array:
+    """bool []: does a chain of either colour have exactly one liberty (a capture either side
+    could make next, ko and legality aside)?"""
+    c, ch, lb = state.color, state.chain, state.libs
+    nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
+    last = jnp.zeros(nc[0].shape, bool)
+    for i in range(4):
+        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
+        last |= ((nc[i] == BLACK) | (nc[i] == WHITE)) & (nl[i] == edges)
+    return (last & (interior(c, 0) == EMPTY)).any()
+
+
 def with_chains(state: BoardState) -> BoardState:
     """The state with chain ids and pseudo-liberties rebuilt from its colours alone (the
     search ships leaf boards as colours and lets the device label them).  Min-label

@@ -136,7 +136,10 @@ def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
     wins (float32 [G * L], or None without `value_model`): a small call of its own, so that its
     answer comes back while the playouts of the same boards still run."""
     states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
-    value = prior_net.black_value(states, value_model) if value_model else None
+    value = None
+    if value_model:  # NaN at a leaf in tactics: a chain in atari, which the head misreads
+        value = jnp.where(jax.vmap(rules.any_chain_in_atari)(states), jnp.nan,
+                          prior_net.black_value(states, value_model))
     return states, v.packed(), v.prior, value
 
 
@@ -169,10 +172,12 @@ def mix_value(res: PlayoutResult, value: jax.Array, weight: float) -> PlayoutRes
     """Each playout's outcome z (Black's) as the tree backs it up, mixed with the leaf's value
     estimate v (float32 [rows], Black's): z' = (1 - weight) z + weight v, the leaf evaluation of
     Silver et al. 2016 (there lambda weighs the rollout; here `weight` the value).  A leaf whose
-    game is already over keeps its exact outcome, and the AMAF statistics keep the playouts'
-    own outcomes: they speak of the moves played, which the value does not see."""
+    v is NaN (in tactics: prepare_round) or whose game is already over keeps the playouts'
+    outcomes, and so do the AMAF statistics: they speak of the moves played, which the value
+    does not see."""
     over = res.first_move[:, :1] == -2  # the start was already over: no playout, the exact score
-    z = jnp.where(over, res.z, (1.0 - weight) * res.z + weight * value[:, None])
+    over |= jnp.isnan(value)[:, None]
+    z = jnp.where(over, res.z, (1.0 - weight) * res.z + weight * jnp.nan_to_num(value)[:, None])
     return res.replace(z=z, wins=z.sum(1))
 
 

@@ -141,3 +141,28 @@ def test_a_value_fit_learns_and_saves_a_net_the_search_reads(tmp_path):
         np.savez(no_values, **{k: f[k] for k in f.files if k != "value"})
     with pytest.raises(ValueError, match="no teacher values"):
         learn_net.value_main(argparse.Namespace(**(vars(args) | {"data": str(no_values)})))
+
+
+def test_a_leaf_with_a_chain_in_atari_keeps_the_playouts_alone(tmp_path):
+    """The head misreads captures, so a leaf where either side can take a chain is left to the
+    playouts (search/device.prepare_round); a quiet leaf is mixed."""
+    path = tmp_path / "v.npz"
+    _constant_value_net(path, 0.7)
+    quiet = Board(9)
+    tactical = board("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . X . . . .
+        . . . X O X . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+    """, "B")
+    states = _states([quiet, tactical])
+    assert list(np.asarray(jax.vmap(rules.any_chain_in_atari)(states))) == [False, True]
+    sim = Simulator(SearchParams(leaves=2, playouts_per_leaf=3, value_weight=1.0, value_model=str(path)))
+    res = jax.device_get(sim.dispatch([[quiet, tactical]], np.zeros((1, 2), np.uint32), [1]))
+    assert res.wins[0] == pytest.approx(3 * 0.7, abs=1e-5)  # mixed: the value alone at weight 1
+    assert np.isin(res.z[1], [0.0, 1.0]).all() and res.wins[1] == res.z[1].sum()  # the playouts' own
