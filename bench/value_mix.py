@@ -24,10 +24,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.playout_values import CHUNK, playout_values  # noqa: E402
 from gojax import learn_policy  # noqa: E402
-from gojax.learn_net import ValueConfig  # noqa: E402
 from gojax.kernels import prior_net, rules  # noqa: E402
 from gojax.kernels.playout import PlayoutConfig  # noqa: E402
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains  # noqa: E402
+from gojax.learn_net import ValueConfig  # noqa: E402
 
 
 def held_out_boards(path: str):

@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 
 from gojax import learn_net
-from gojax.kernels import learnt, prior_net
+from gojax.kernels import learnt, prior_net, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, run_playouts
-from gojax.kernels import rules
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains
 from gojax.player import Player
 from gojax.search.device import PriorPlan, Simulator, mix_value
