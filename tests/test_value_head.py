@@ -54,7 +54,7 @@ def test_the_value_speaks_for_the_side_to_move(tmp_path):
     assert prior_net.has_value(str(path)) and not prior_net.has_value(learnt.BUNDLED)
 
 
-def test_each_playout_is_mixed_with_the_value_but_a_finished_game_is_not(tmp_path):
+def test_each_playout_is_mixed_with_the_value_amaf_too_but_a_finished_game_is_not(tmp_path):
     over = board("""
         . X O . .
         X X O . .
@@ -73,7 +73,9 @@ def test_each_playout_is_mixed_with_the_value_but_a_finished_game_is_not(tmp_pat
     np.testing.assert_allclose(zm[1], z[1])  # the game is over: its exact outcome
     assert (np.asarray(res.first_move)[1] == -2).all()
     np.testing.assert_allclose(np.asarray(mixed.wins), zm.sum(1), atol=1e-6)
-    np.testing.assert_allclose(np.asarray(mixed.amaf_wins), np.asarray(res.amaf_wins))  # the playouts' own
+    amaf, count = np.asarray(res.amaf_wins), np.asarray(res.amaf_count)
+    np.testing.assert_allclose(np.asarray(mixed.amaf_wins)[0], 0.75 * amaf[0] + 0.25 * 0.9 * count[0], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(mixed.amaf_wins)[1], amaf[1])
 
 
 def test_a_round_with_the_value_weight_one_backs_up_the_value_alone(tmp_path):
