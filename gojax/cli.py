@@ -588,6 +588,11 @@ def _add_learn_policy(sub):
     p.set_defaults(func=_run_learn_policy)
 
 
+def _add_conv_shape(p, width: int, depth: int) -> None:
+    p.add_argument("--width", type=positive_int, default=width, help=f"channels per 3x3 convolution ({width})")
+    p.add_argument("--depth", type=positive_int, default=depth, help=f"3x3 convolutions ({depth})")
+
+
 def _add_learn_net(sub):
     p = sub.add_parser("learn-net", help="fit the prior net (--prior learnt --prior-model NET) to a teacher's move "
                                          "distributions on top of a learnt linear model")
@@ -595,8 +600,7 @@ def _add_learn_net(sub):
     p.add_argument("--linear", default="", metavar="NPZ",
                    help="the learnt linear model the net corrects (`gojax learn-policy`; default: the bundled one)")
     p.add_argument("--out", required=True, help="OUT.npz for --prior-model")
-    p.add_argument("--width", type=positive_int, default=32, help="channels per 3x3 convolution (32)")
-    p.add_argument("--depth", type=positive_int, default=5, help="3x3 convolutions (5)")
+    _add_conv_shape(p, width=32, depth=5)
     p.add_argument("--epochs", type=whole_number, default=20,
                    help="passes over the training positions (20; 0 with --init: the net as it is, measured on the "
                         "data and saved for the data's board size)")
@@ -627,9 +631,8 @@ def _add_learn_value(sub):
     p.add_argument("data", help="positions.npz with teacher values (`python bench/teacher_policy.py --pack`)")
     p.add_argument("--net", default="", metavar="NPZ",
                    help="the prior net whose input planes the head reads (default: the bundled 9x9 net)")
-    p.add_argument("--out", required=True, help="OUT.npz: the net with its value head, for --prior-model")
-    p.add_argument("--width", type=positive_int, default=16, help="channels per 3x3 convolution (16)")
-    p.add_argument("--depth", type=positive_int, default=3, help="3x3 convolutions (3)")
+    p.add_argument("--out", required=True, help="OUT.npz: the net with its value head, for --value-model")
+    _add_conv_shape(p, width=16, depth=3)
     p.add_argument("--epochs", type=positive_int, default=12, help="passes over the training positions (12)")
     p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's first step size (2e-3), decaying "
                                                                         "to 0 along half a cosine")

@@ -108,44 +108,54 @@ def _turn(a: jax.Array, k: int) -> jax.Array:
     return jnp.rot90(jnp.swapaxes(a, 1, 2) if k >= 4 else a, k % 4, axes=(1, 2))
 
 
+def adam_epochs(params, loss, batches: tuple[np.ndarray, ...], train: np.ndarray, epochs: int, batch: int,
+                rate, seed: int, progress=None):
+    """Adam on `loss(params, *batch_arrays)` over `epochs` passes of `train` (row indices into every
+    array of `batches`, [N, n, n, ...] boards first), each batch turned by one of the board's 8
+    symmetries (`_turn`); rate(t) the step size at step t = 1, 2, ...  progress(epoch, epochs,
+    mean loss, params) after each pass.  Returns the params (device arrays)."""
+    @functools.partial(jax.jit, static_argnames=("k",))
+    def step(params, m, v, t, arrays, k):
+        lr = rate(t)
+        val, grad = jax.value_and_grad(loss)(params, *(_turn(a, k) if a.ndim >= 3 else a for a in arrays))
+        m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
+        v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
+        params = jax.tree.map(lambda p, a, b: p - lr * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
+                              params, m, v)
+        return params, m, v, val
+
+    steps = max(1, len(train) // batch)
+    m = jax.tree.map(jnp.zeros_like, params)
+    v = jax.tree.map(jnp.zeros_like, params)
+    rng = np.random.default_rng(seed)
+    t = 0
+    for epoch in range(epochs):
+        order = rng.permutation(train)
+        total = 0.0
+        for i in range(steps):
+            idx = np.sort(order[i * batch:(i + 1) * batch])
+            t += 1
+            params, m, v, val = step(params, m, v, t, tuple(a[idx] for a in batches), k=int(rng.integers(8)))
+            total += float(val)
+        if progress:
+            progress(epoch + 1, epochs, total / steps, params)
+    return params
+
+
 def fit(arrays, train: np.ndarray, config: NetConfig, progress=None, init=None):
     """Adam from `init` ((w, b) per layer, e.g. a net fitted on another board size) or from fresh
     weights of config's shape."""
-    x, lin, legal, target = arrays[:4]
-    steps = max(1, len(train) // config.batch)
-    total_steps = steps * config.epochs
+    total_steps = max(1, len(train) // config.batch) * config.epochs
 
     def rate(t):
         if config.schedule == "cosine":
             return config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total_steps))
         return config.learning_rate
 
-    @functools.partial(jax.jit, static_argnames=("k",))
-    def step(layers, m, v, t, x, lin, legal, target, k):
-        lr = rate(t)
-        val, grad = jax.value_and_grad(_loss)(layers, *(_turn(a, k) for a in (x, lin, legal, target)))
-        m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
-        v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
-        layers = jax.tree.map(lambda p, a, b: p - lr * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
-                              layers, m, v)
-        return layers, m, v, val
-
     layers = (_init(jax.random.key(config.seed), config.width, config.depth) if init is None
               else [(jnp.asarray(w), jnp.asarray(b)) for w, b in init])
-    m = jax.tree.map(jnp.zeros_like, layers)
-    v = jax.tree.map(jnp.zeros_like, layers)
-    rng = np.random.default_rng(config.seed)
-    t = 0
-    for epoch in range(config.epochs):
-        order = rng.permutation(train)
-        total = 0.0
-        for i in range(steps):
-            idx = np.sort(order[i * config.batch:(i + 1) * config.batch])
-            t += 1
-            layers, m, v, val = step(layers, m, v, t, x[idx], lin[idx], legal[idx], target[idx], k=int(rng.integers(8)))
-            total += float(val)
-        if progress:
-            progress(epoch + 1, config.epochs, total / steps, layers)
+    layers = adam_epochs(layers, _loss, tuple(arrays[:4]), train, config.epochs, config.batch, rate, config.seed,
+                         progress)
     return [(np.asarray(w), np.asarray(b)) for w, b in layers]
 
 
@@ -280,35 +290,14 @@ def evaluate_value(head, x: np.ndarray, y: np.ndarray, idx: np.ndarray, doubt=(0
 
 def fit_value(x: np.ndarray, y: np.ndarray, train: np.ndarray, config: ValueConfig, komi: float,
               progress=None) -> prior_net.ValueHead:
-    """Adam on the cross-entropy, each batch turned by one of the board's 8 symmetries."""
-    steps = max(1, len(train) // config.batch)
-    total = steps * config.epochs
+    """Adam on the cross-entropy, the step size decaying to 0 along half a cosine."""
+    total = max(1, len(train) // config.batch) * config.epochs
 
-    @functools.partial(jax.jit, static_argnames=("k",))
-    def step(head, m, v, t, x, y, k):
-        lr = config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total))
-        val, grad = jax.value_and_grad(_value_loss)(head, _turn(x, k), y, config.l2)
-        m = jax.tree.map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
-        v = jax.tree.map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
-        head = jax.tree.map(lambda p, a, b: p - lr * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
-                            head, m, v)
-        return head, m, v, val
-
-    head = _value_init(jax.random.key(config.seed), config)
-    m = jax.tree.map(jnp.zeros_like, head)
-    v = jax.tree.map(jnp.zeros_like, head)
-    rng = np.random.default_rng(config.seed)
-    t = 0
-    for epoch in range(config.epochs):
-        order = rng.permutation(train)
-        loss = 0.0
-        for i in range(steps):
-            idx = np.sort(order[i * config.batch:(i + 1) * config.batch])
-            t += 1
-            head, m, v, val = step(head, m, v, t, x[idx], y[idx], k=int(rng.integers(8)))
-            loss += float(val)
-        if progress:
-            progress(epoch + 1, config.epochs, loss / steps, head)
+    def rate(t):
+        return config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total))
+    head = adam_epochs(_value_init(jax.random.key(config.seed), config),
+                       lambda h, x, y: _value_loss(h, x, y, config.l2), (x, y), train, config.epochs, config.batch,
+                       rate, config.seed, progress)
     return prior_net.ValueHead(tuple((np.asarray(w), np.asarray(b)) for w, b in head.trunk),
                                *(np.asarray(a) for a in head[1:5]), komi)
 
