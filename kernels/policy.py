@@ -90,20 +90,6 @@ def select_uniform(legal: jax.Array, word: jax.Array) -> jax.Array:
     return jnp.where(total > 0, w + i * w + j, 0).astype(jnp.int32)
 
 
-def _atari_here(state: BoardState):
-    """For every interior cell (see rules.interior) and direction i: does the chain of the
-    neighbour in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with
-    atari a list of 4 bool [R]; meaningful where the cell is empty."""
-    c, ch, lb = state.color, state.chain, state.libs
-    nc, nch, nl = rules.orthogonal(c), rules.orthogonal(ch), rules.orthogonal(lb)
-    atari = []
-    for i in range(4):
-        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
-        stone = (nc[i] == BLACK) | (nc[i] == WHITE)
-        atari.append(stone & (nl[i] == edges))
-    return nc, nch, atari
-
-
 def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> dict[str, jax.Array]:
     """bool [M] candidate masks of the MoGo rules for the side to move, each within `legal`
     (legal, not an own eye); `patterns` names the pattern rule's table (kernels/patterns.
@@ -118,7 +104,7 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     opp = (3 - me).astype(c.dtype)
     centre = rules.interior(c, 0)
     empty = centre == EMPTY
-    nc, nch, atari = _atari_here(state)
+    nc, nch, atari = rules.atari_here(state)
     cells = jnp.arange(m, dtype=jnp.int32)
     a = state.last
     has_last = a > 0
@@ -361,7 +347,7 @@ def prior_codes(state: BoardState) -> jax.Array:
     w = _width(m)
     me = state.to_play.astype(c.dtype)
     legal, capture = rules.legal_and_capture_masks(state)
-    nc, _, atari = _atari_here(state)
+    nc, _, atari = rules.atari_here(state)
     friend_atari = rules.embed(sum(((nc[i] == me) & atari[i]).astype(jnp.int8) for i in range(4)) > 0, False)
     eye = rules.eye_mask(state, me)
     cells = jnp.arange(m, dtype=jnp.int32)

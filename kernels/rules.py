@@ -95,16 +95,25 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     return legal, embed(empty & capture, False) & not_ko
 
 
+def atari_here(state: BoardState):
+    """For every interior cell (see `interior`) and direction i: does the chain of the neighbour
+    in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with atari a list
+    of 4 bool [R]; meaningful where the cell is empty."""
+    c, ch, lb = state.color, state.chain, state.libs
+    nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
+    atari = []
+    for i in range(4):
+        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
+        stone = (nc[i] == BLACK) | (nc[i] == WHITE)
+        atari.append(stone & (nl[i] == edges))
+    return nc, nch, atari
+
+
 def any_chain_in_atari(state: BoardState) -> jax.Array:
     """bool []: does a chain of either colour have exactly one liberty (a capture either side
     could make next, ko and legality aside)?"""
-    c, ch, lb = state.color, state.chain, state.libs
-    nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
-    last = jnp.zeros(nc[0].shape, bool)
-    for i in range(4):
-        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
-        last |= ((nc[i] == BLACK) | (nc[i] == WHITE)) & (nl[i] == edges)
-    return (last & (interior(c, 0) == EMPTY)).any()
+    _, _, atari = atari_here(state)
+    return ((atari[0] | atari[1] | atari[2] | atari[3]) & (interior(state.color, 0) == EMPTY)).any()
 
 
 def with_chains(state: BoardState) -> BoardState:

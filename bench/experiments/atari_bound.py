@@ -25,13 +25,13 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from bench.step_parts import loop_pair, midgame_boards, parse_setting  # noqa: E402
-from gojax.kernels import policy, rules  # noqa: E402
+from gojax.kernels import rules  # noqa: E402
 from gojax.kernels.geometry import BLACK, WHITE  # noqa: E402
 from gojax.kernels.state import batch_from_host  # noqa: E402
 
 
 def _free_atari(state):
-    """policy._atari_here's shape with one comparison per direction (wrong: pseudo-liberties)."""
+    """rules.atari_here's shape with one comparison per direction (wrong: pseudo-liberties)."""
     nc, nch, nl = rules.orthogonal(state.color), rules.orthogonal(state.chain), rules.orthogonal(state.libs)
     return nc, nch, [((x == BLACK) | (x == WHITE)) & (n == 1) for x, n in zip(nc, nl)]
 
@@ -45,16 +45,16 @@ def main(argv=None) -> dict:
     state = batch_from_host(midgame_boards(args.board, args.batch, 0.3, 0))
     key = jax.random.key(0)
 
-    def compiled(setting):  # traced now, so a later patch of policy._atari_here does not reach it
+    def compiled(setting):  # traced now, so a later patch of rules.atari_here does not reach it
         pair = loop_pair(parse_setting(setting)[1], args.board)
         return pair, [int(np.asarray(f(state, key)).max()) for f in pair]
     loops = {"mogo": compiled("mogo"), "no_save": compiled("x:save_prob=0")}
-    exact = policy._atari_here
-    policy._atari_here = _free_atari
+    exact = rules.atari_here
+    rules.atari_here = _free_atari
     try:
         loops |= {"free_atari": compiled("mogo"), "free_atari_no_save": compiled("x:save_prob=0")}
     finally:
-        policy._atari_here = exact
+        rules.atari_here = exact
     loops["uniform"] = compiled("x:policy=uniform")
     times = {k: [] for k in loops}
     for _ in range(args.repeats):
