@@ -27,19 +27,15 @@ from gojax import learn_policy  # noqa: E402
 from gojax.kernels import prior_net, rules  # noqa: E402
 from gojax.kernels.playout import PlayoutConfig  # noqa: E402
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains  # noqa: E402
-from gojax.learn_net import ValueConfig  # noqa: E402
+from gojax.learn_net import ValueConfig, check_values, kept_positions  # noqa: E402
 
 
 def held_out_boards(path: str):
     """(boards, Black's teacher values) of the positions learn-value held out."""
-    data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
-    if "value" not in data:
-        raise ValueError(f"{path}: no teacher values")
-    kept = learn_policy.build(path).kept
-    _, test = learn_policy.split_games(data["game"][kept], ValueConfig.held_out, ValueConfig.seed)
-    every = learn_policy.replay(data)
-    rows = kept[test]
-    return [every[i] for i in rows.tolist()], data["value"][rows].astype(np.float32)
+    check_values(path)
+    ds, data, boards = kept_positions(path)
+    _, test = learn_policy.split_games(ds.game, ValueConfig.held_out, ValueConfig.seed)
+    return [boards[i] for i in test.tolist()], data["value"][ds.kept[test]].astype(np.float32)
 
 
 def net_values(packed: np.ndarray, net: str) -> np.ndarray:

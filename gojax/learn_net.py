@@ -46,13 +46,20 @@ def _planes(packed: jax.Array, linear: jax.Array, size: int):
     return jax.vmap(lambda s: prior_net.planes(s, linear))(state)
 
 
-def inputs(path: str, linear: np.ndarray, chunk: int = 1024):
-    """(planes float32 [N, n, n, C], linear logits [N, n, n], legal bool [N, n, n], target [N, n, n],
-    game [N]) of a teacher file, the positions learn_policy.build keeps."""
+def kept_positions(path: str):
+    """(learn_policy.build's Dataset, the file's arrays, the host board of each position it keeps:
+    those with a legal move) of a teacher file, for `inputs` and `value_targets` to share."""
     ds = learn_policy.build(path)
     data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
     every = learn_policy.replay(data)
-    boards = [every[i] for i in ds.kept.tolist()]  # build's positions: those with a legal move
+    return ds, data, [every[i] for i in ds.kept.tolist()]
+
+
+def inputs(path: str, linear: np.ndarray, chunk: int = 1024, kept=None):
+    """(planes float32 [N, n, n, C], linear logits [N, n, n], legal bool [N, n, n], target [N, n, n],
+    game [N]) of a teacher file, the positions learn_policy.build keeps (`kept`: kept_positions'
+    answer for the file, if the caller has it)."""
+    ds, data, boards = kept or kept_positions(path)
     size = int(data["size"])
     x, lin = [], []
     for s in range(0, len(boards), chunk):
@@ -231,22 +238,28 @@ class ValueConfig:
     seed: int = 0
 
 
-def value_targets(path: str) -> tuple[np.ndarray, float]:
-    """(float32 [N] the teacher's win probability for the side to move at each position `inputs`
-    keeps, the games' komi); ValueError if the file has no values or mixes komis."""
+def check_values(path: str) -> float:
+    """The komi of a teacher file's games; ValueError if it has no values or mixes komis."""
     data = learn_policy._arrays(path, "a teacher positions file", learn_policy.POSITION_KEYS)
     if "value" not in data:
         raise ValueError(f"{path}: no teacher values (bench/teacher_policy.py --pack writes them)")
     komis = np.unique(data["komi"])
     if len(komis) != 1:
         raise ValueError(f"{path}: games at komis {komis.tolist()}; the value head is fitted at one komi")
-    kept = learn_policy.build(path).kept
-    every = learn_policy.replay(data)
-    black = np.array([every[i].to_play == BLACK for i in kept.tolist()])
-    value = data["value"][kept].astype(np.float32)
+    return float(komis[0])
+
+
+def value_targets(path: str, kept=None) -> tuple[np.ndarray, float]:
+    """(float32 [N] the teacher's win probability for the side to move at each position `inputs`
+    keeps, the games' komi); ValueError if the file has no values or mixes komis.  `kept`:
+    kept_positions' answer for the file, if the caller has it."""
+    komi = check_values(path)
+    ds, data, boards = kept or kept_positions(path)
+    black = np.array([b.to_play == BLACK for b in boards])
+    value = data["value"][ds.kept].astype(np.float32)
     if not np.all((value >= 0) & (value <= 1)):
         raise ValueError(f"{path}: teacher values outside [0, 1]")
-    return np.where(black, value, 1.0 - value).astype(np.float32), float(komis[0])
+    return np.where(black, value, 1.0 - value).astype(np.float32), komi
 
 
 def _value_init(key, config: ValueConfig) -> prior_net.ValueHead:
@@ -312,8 +325,10 @@ def value_main(args) -> None:
 
     def say(text):
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
-    y, komi = value_targets(args.data)
-    x, _, _, _, game = inputs(args.data, linear)
+    check_values(args.data)  # before the positions are built: a file without values is a quick error
+    kept = kept_positions(args.data)
+    y, komi = value_targets(args.data, kept)
+    x, _, _, _, game = inputs(args.data, linear, kept=kept)
     if x.shape[1] != size:
         raise ValueError(f"--net {args.net} was fitted on {size}x{size}, the data is {x.shape[1]}x{x.shape[1]}")
     train, test = learn_policy.split_games(game, config.held_out, config.seed)
