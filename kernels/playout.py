@@ -271,9 +271,30 @@ class _LoopState(NamedTuple):
     when: jax.Array  # int16 [B, M or 0]  loop step of each cell's first mark (amaf_decay)
 
 
-def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc):
+# The counter's first word for the first-move draw (`first_moves`); the loop's own words use the
+# move step, which stays below the move cap.
+_FIRST_COUNTER = np.uint32(0xFFFF_FF00)
+
+
+def first_moves(starts: BoardState, keys: jax.Array, logits: jax.Array) -> jax.Array:
+    """int32 [B]: a cell per board drawn from softmax(logits) (float32 [B, P], point order) over
+    its legal points that are not its mover's eyes, by Gumbel-max on words of its own (keys
+    uint32 [B, 2], rng.board_keys); 0 where no such point exists (the policy chooses there)."""
+    g = geometry_of(starts)
+    b, p = logits.shape
+    words, _ = rng.threefry2x32(keys[:, :1], keys[:, 1:], _FIRST_COUNTER, jnp.arange(p, dtype=jnp.uint32)[None])
+    u = ((words >> np.uint32(8)).astype(jnp.float32) + 0.5) * np.float32(2.0 ** -24)  # in (0, 1)
+    legal = jax.vmap(functools.partial(rules.legal_mask, exclude_eyes=True))(starts)[:, g.point_to_cell]
+    score = jnp.where(legal, logits - jnp.log(-jnp.log(u)), -jnp.inf)
+    cells = jnp.asarray(g.point_to_cell, jnp.int32)[jnp.argmax(score, axis=1)]
+    return jnp.where(legal.any(1), cells, 0)
+
+
+def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, record_moves: bool, pool, cmc,
+                  first_logits=None):
     """Batched boards [B] -> (final states, amaf [B, M], moves [B], cap_hit [B], cycle_hit [B],
-    mercy_hit [B], history, first, rule counts [B, R], first-mark steps [B, M or 0])."""
+    mercy_hit [B], history, first, rule counts [B, R], first-mark steps [B, M or 0]).
+    first_logits: float32 [B, P] or None (run_playouts)."""
     g = geometry_of(starts)
     cap = config.move_cap or g.move_cap
     b, m = starts.color.shape
@@ -285,6 +306,7 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
 
     to_point = jnp.asarray(g.cell_to_point, jnp.int16)
     keys = rng.board_keys(key, b)  # uint32 [B, 2], once: the loop hashes (key, move) itself
+    first_pick = None if first_logits is None else first_moves(starts, keys, first_logits)
 
     window = config.cycle_window
     mercy = max(MERCY_MIN, round(config.mercy * g.num_points)) if config.mercy else 0  # captured stones
@@ -306,6 +328,10 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
         if not extra:
             words = words[:, 0]
         cells, rule = choose(state, s.done, words, pool, cmc)
+        if first_pick is not None:  # the prior's answer to the leaf's move, counted as a learnt draw
+            take = (s.t == 0) & (first_pick > 0) & ~s.done
+            cells = jnp.where(take, first_pick, cells)
+            rule = jnp.where(take, policy.LEARNT, rule)
         if config.amaf_rule_moves and config.amaf_max_prob >= 1:
             amaf = mark(s.amaf, cells, state.to_play)
         else:  # 3 matches neither colour's credit; under "same_colour" a 0 leaves no mark at all
@@ -360,7 +386,8 @@ def _playout_loop(starts: BoardState, key: jax.Array, config: PlayoutConfig, rec
 @functools.partial(jax.jit, static_argnames=("playouts_per_position", "config", "record_moves"))
 def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
                  config: PlayoutConfig = PlayoutConfig(), record_moves: bool = False,
-                 pool: jax.Array | None = None, cmc: tuple[jax.Array, jax.Array] | None = None) -> PlayoutResult:
+                 pool: jax.Array | None = None, cmc: tuple[jax.Array, jax.Array] | None = None,
+                 first_logits: jax.Array | None = None) -> PlayoutResult:
     """K = playouts_per_position playouts from each of the L boards of `starts` ([L] batched).
 
     `key` is one PRNG key for the whole batch, or an [L] array of keys, one per start position
@@ -371,6 +398,9 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
     used with probability config.pool_prob.  cmc: (wins, counts) float32 [2, P, P], the CMC
     tables V_c(a, b) = wins / counts, used with probability config.cmc_prob; the result then
     carries this batch's pair statistics to add to them (PlayoutResult.cmc_count / cmc_wins).
+    first_logits: float32 [L, P] (point order) or None: each playout's first move is drawn from
+    softmax(first_logits[l]) over the legal points that are not the mover's eyes (`first_moves`),
+    not by the policy: a search's prior answering the leaf's move (SearchParams.prior_reply).
 
     Playouts keep going from the start states as they are (a state whose `passes` is already 2 is
     scored as it stands).  Compiles once per (board size, L, K, config, pool size)."""
@@ -382,8 +412,10 @@ def run_playouts(starts: BoardState, key: jax.Array, playouts_per_position: int,
         key = jax.vmap(lambda kl: jax.vmap(lambda j: jax.random.fold_in(kl, j))(jnp.arange(k)))(key).reshape(l * k)
     if pool is not None:
         pool = jnp.repeat(jnp.asarray(pool, jnp.int32), k, axis=0)
+    if first_logits is not None:
+        first_logits = jnp.repeat(jnp.asarray(first_logits, jnp.float32), k, axis=0)
     final, amaf, moves, cap_hit, cycle, mercy, history, first, counts, when = _playout_loop(
-        boards, key, config, record_moves, pool, cmc)
+        boards, key, config, record_moves, pool, cmc, first_logits)
 
     owner, diff = jax.vmap(rules.area)(final.color)
     score = diff.astype(jnp.float32) - final.komi
@@ -446,7 +478,8 @@ def sharded_playouts(n_devices: int, playouts_per_position: int, config: Playout
     process's own, jax.local_devices(): work that other processes do not share) along the
     position axis.
 
-    Returns (fn, sharding): fn(starts [L], keys [L], pool [L, 2, k] or None) -> PlayoutResult,
+    Returns (fn, sharding): fn(starts [L], keys [L], pool [L, 2, k] or None, first_logits [L, P]
+    or None) -> PlayoutResult,
     L a multiple of n_devices (pad_to_multiple), one key per position (so the numbers do not
     depend on n_devices); callable inside jit.  Each device runs its own playout loop on its
     slice (shard_map): no cross-device traffic inside a playout, and a device whose boards finish
@@ -456,19 +489,21 @@ def sharded_playouts(n_devices: int, playouts_per_position: int, config: Playout
     mesh = Mesh(np.array((jax.local_devices() if local else jax.devices())[:n_devices]), ("d",))
     spec = PartitionSpec("d")
 
-    def fn(states, keys, pool=None):
-        def local(*args):
-            return run_playouts(*args[:2], playouts_per_position, config, pool=args[2] if len(args) > 2 else None)
-        args = (states, keys) if pool is None else (states, keys, pool)
+    def fn(states, keys, pool=None, first_logits=None):
+        given = {name: x for name, x in (("pool", pool), ("first_logits", first_logits)) if x is not None}
+
+        def local(states, keys, *rest):
+            return run_playouts(states, keys, playouts_per_position, config, **dict(zip(given, rest)))
+        args = (states, keys, *given.values())
         return jax.shard_map(local, mesh=mesh, in_specs=(spec,) * len(args), out_specs=spec, check_vma=False)(*args)
 
     return fn, NamedSharding(mesh, spec)
 
 
-def pad_to_multiple(states: BoardState, keys: jax.Array, multiple: int, pool: jax.Array | None = None):
-    """Repeat the first position (its key, its pool row) until L is a multiple of `multiple`;
-    returns (states, keys), or (states, keys, pool) when a pool is given."""
-    args = (states, keys) if pool is None else (states, keys, pool)
+def pad_to_multiple(states: BoardState, keys: jax.Array, multiple: int, *rows: jax.Array | None):
+    """Repeat the first position (its key, and its row of each of `rows`: a pool, first-move
+    logits, or None) until L is a multiple of `multiple`; returns (states, keys, *rows)."""
+    args = (states, keys, *rows)
     pad = (-states.color.shape[0]) % multiple
     if not pad:
         return args

@@ -133,14 +133,15 @@ def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
     """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
     their chains, their NodeFeatures packed (NodeFeatures.packed), the MoGo verdicts (int8
     [G * L, P] or None, for the playouts' result) and the value head's probability that Black
-    wins (float32 [G * L], or None without `value_model`): a small call of its own, so that its
+    wins (float32 [G * L], or None without `value_model`), and the prior's logits (NodeFeatures.shape,
+    float32 [G * L, P], or None; play_round's `first_logits`): a small call of its own, so that its
     answer comes back while the playouts of the same boards still run."""
     states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
     value = None
     if value_model:  # NaN at a leaf in tactics: a chain in atari, which the head misreads
         value = jnp.where(jax.vmap(rules.any_chain_in_atari)(states), jnp.nan,
                           prior_net.black_value(states, value_model))
-    return states, v.packed(), v.prior, value
+    return states, v.packed(), v.prior, value, v.shape
 
 
 @functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
@@ -151,20 +152,26 @@ def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
     return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)[1].packed()
 
 
-@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices", "value_weight"))
+@functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices", "value_weight", "first_temperature"))
 def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
                cmc: tuple[jax.Array, jax.Array] | None, leaves: int, k: int, config: PlayoutConfig,
-               devices: int = 1, value: jax.Array | None = None, value_weight: float = 0.0) -> PlayoutResult:
+               devices: int = 1, value: jax.Array | None = None, value_weight: float = 0.0,
+               first_logits: jax.Array | None = None, first_temperature: float = 1.0) -> PlayoutResult:
     """One round's playouts: states (prepare_round) hold G x L leaf positions, tree-major; keys
     uint32 [G, 2] the trees' raw key data (jax.random.key_data); calls int32 [G] their round
     counters; pool int32 [G * L, 2, k] poolRave cells or None; cmc the CMC tables or None (one
     tree, one device); value float32 [G * L] the value head's Black win probability or None
-    (`mix_value`, with `value_weight`).  Returns the PlayoutResult of the G * L leaves."""
+    (`mix_value`, with `value_weight`); first_logits float32 [G * L, P] the prior's logits at the
+    leaves, or None: each playout's first move is drawn from them at `first_temperature`
+    (SearchParams.prior_reply; kernels/playout.first_moves).  Returns the PlayoutResult of the
+    G * L leaves."""
     per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)
+    if first_logits is not None:
+        first_logits = first_logits / first_temperature
     if devices == 1:
-        res = run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc)
+        res = run_playouts(states, per_leaf, k, config, pool=pool, cmc=cmc, first_logits=first_logits)
     else:
-        res = _sharded(states, per_leaf, pool, k, config, devices)
+        res = _sharded(states, per_leaf, pool, k, config, devices, first_logits)
     return res if value is None else mix_value(res, value, value_weight)
 
 
@@ -184,11 +191,11 @@ def mix_value(res: PlayoutResult, value: jax.Array, weight: float) -> PlayoutRes
     return res.replace(z=z, wins=z.sum(1), amaf_wins=amaf)
 
 
-def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int) -> PlayoutResult:
+def _sharded(states, keys, pool, k: int, config: PlayoutConfig, devices: int, first_logits=None) -> PlayoutResult:
     """run_playouts with the rows split over the first `devices` devices (padded, then cut back)."""
     n = keys.shape[0]
     fn, _ = sharded_playouts(devices, k, config, local=True)  # a search is its own process's work
-    return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool)))
+    return jax.tree.map(lambda x: x[:n], fn(*pad_to_multiple(states, keys, devices, pool, first_logits)))
 
 
 # The most rows of one `Simulator.verdicts_now` call; smaller calls are padded to a power of two
@@ -319,7 +326,12 @@ class Simulator:
     def plan(self, size: int) -> PriorPlan:
         """What this simulator's rounds on `size` x `size` boards compute for the prior."""
         if size not in self._plans:
-            self._plans[size] = PriorPlan.of(self.params.for_size(size))
+            plan = PriorPlan.of(self.params.for_size(size))
+            if self.params.prior_reply > 0 and plan.shape_model is None and plan.learnt_prior is None:
+                raise ValueError(f"--prior-reply needs a prior whose move logits the device computes (net, learnt, "
+                                 f"or shape without diamonds); the prior on {size}x{size} is "
+                                 f"{self.params.for_size(size).prior}")
+            self._plans[size] = plan
         return self._plans[size]
 
     def submit(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None, ahead: bool = False) -> Submitted:
@@ -389,14 +401,16 @@ class Simulator:
                     cmc = self._cmc_tables(boards[0].size)
                 plan = self.plan(boards[0].size)
                 value_model = plan.value_model if self.value_applies(plan, boards[0].komi) else None
-                states, verdicts, prior, value = prepare_round(
+                states, verdicts, prior, value, logits = prepare_round(
                     packed_fields(boards), plan.with_prior, plan.with_pattern,
                     self.shape_tables(boards[0].size, self.device), plan.learnt_prior, value_model)
                 if prepared is not None:
                     prepared.set_result(verdicts)
+                reply = self.params.prior_reply
                 res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
                                  L, self.k, self.config, self.devices, value,
-                                 self.params.value_weight if value_model else 0.0)
+                                 self.params.value_weight if value_model else 0.0,
+                                 logits if reply > 0 else None, reply if reply > 0 else 1.0)
         except Exception as err:
             if prepared is not None and not prepared.done():  # its waiter must not wait forever
                 prepared.set_exception(err)

@@ -51,6 +51,9 @@ class SearchParams:
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
                                          "(eq. 48-52; negative: M): a prior that the AMAF term carries fades as "
                                          "eq. 47's beta does", metavar="M~")
+    prior_reply: float = flag(0.0, "each playout's first move (the answer to the leaf's move) drawn from the prior's "
+                                   "move probabilities at temperature T (the net's, or a learnt or shape model's) "
+                                   "instead of the playout policy (0: off)", metavar="T")
     shape_model: str = flag("", "--prior shape: gammas from `gojax learn-prior` (empty: the bundled 9x9 model)",
                             metavar="NPZ")
     shape_temperature: float = flag(1.0, "--prior shape: H = sigmoid(log(n p) / T), p the model's move probability",
@@ -173,6 +176,8 @@ class SearchParams:
                              " pool_size >= 1")
         if self.shape_temperature <= 0 or self.shape_wins < 0:
             raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
+        if self.prior_reply < 0:
+            raise ValueError(f"prior_reply must be >= 0 (a temperature; 0: off), got {self.prior_reply}")
         for name, low in (("leaves", 1), ("playouts_per_leaf", 1), ("max_nodes", 2), ("expand_after", 0)):
             if getattr(self, name) < low:
                 raise ValueError(f"{name} must be >= {low}, got {getattr(self, name)}")

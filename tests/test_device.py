@@ -88,3 +88,13 @@ def test_a_player_with_auto_warms_up_and_plays_where_there_is_one_device():
     assert player.simulator.device == kept and (ACCELERATOR or kept is None)  # None: the CPU's devices
     with pytest.raises(ValueError, match="playout device"):
         Player(7, options=PlayerOptions(playout_device="gpu0"))
+
+
+def test_prior_reply_needs_logits_the_device_computes():
+    """--prior-reply draws the first playout move from the prior's logits: a prior without
+    device logits (MoGo's rules) is a clear error before any round, and so is a negative T."""
+    with pytest.raises(ValueError, match="prior-reply"):
+        Simulator(SearchParams(prior="mogo", prior_reply=1.0)).plan(9)
+    assert Simulator(SearchParams(prior="net", prior_reply=1.0)).plan(9).learnt_prior
+    with pytest.raises(ValueError, match="prior_reply"):
+        SearchParams(prior_reply=-1.0)
