@@ -1,21 +1,30 @@
 """Two process-wide settings for the suite, which runs hundreds of JAX compiles in one process.
 
-The persistent XLA compilation cache is off (gojax/runtime.compile_cache_dir): a test run must not
-depend on, or fill, what ~/.cache/gojax/xla holds.  Every in-process command and every engine a
-test starts inherits the setting; tests/test_gtp_transcripts.py gives its engines a cache of their
-own to test the cache itself.
+The persistent XLA compilation cache (gojax/runtime.compile_cache_dir) is a fresh temporary folder
+for each run, removed at exit: a test run neither depends on nor fills ~/.cache/gojax/xla, and the
+GTP, analysis and match engines the tests start, and this process after it drops its in-memory
+caches, load the kernels compiled earlier in the same run instead of compiling them again.
+tests/test_gtp_transcripts.py gives its engines a cache of their own to test the cache itself.
 
 JAX's in-memory caches are dropped once the process holds many memory mappings: XLA's CPU backend
 maps each compiled playout loop's code in about 500 of them, and a process past the kernel's
 vm.max_map_count (65,530 by default) aborts inside its next compile, which is how long suite runs
 died late in XLA."""
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 
 import pytest
 
-os.environ["GOJAX_COMPILE_CACHE"] = "off"
+_CACHE = tempfile.mkdtemp(prefix="gojax-test-xla-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["GOJAX_COMPILE_CACHE"] = _CACHE
+from gojax.runtime import enable_compile_cache  # noqa: E402  (after the variable its engines inherit)
+
+enable_compile_cache(_CACHE)
 
 MAPPINGS_BEFORE_CLEARING = 45_000  # about 40 playout loops below the limit: each clearing costs recompiles
 

@@ -300,28 +300,23 @@ def test_amaf_decay_weights_each_credit_by_how_early_its_point_was_first_played(
 
 def test_first_moves_follow_the_given_logits_among_legal_points():
     """first_logits (a search's prior: --prior-reply) choose each playout's first move: the
-    favourite where it is legal, never an occupied point, the ko point or an own eye, and moves
-    of equal logits about equally often; the moves after it are the policy's."""
-    starts = start_positions()
-    g = starts[0].geometry
-    p = g.num_points
-
+    favourite where it is legal, never an occupied point or the ko point, both of two equal
+    favourites; the moves after it are the policy's."""
+    starts = stack([from_host(b) for b in start_positions()])
+    g = Board(7).geometry
     point = g.from_gtp
-    logits = np.full((3, p), -1e9, np.float32)
+    logits = np.full((3, g.num_points), -1e9, np.float32)
     logits[0, point("D4")] = 10.0  # empty board: D4, always
     logits[1, point("B6")] = 20.0  # occupied: never; the two next ones share the playouts
     logits[1, [point("F2"), point("G2")]] = 5.0
     logits[2, point("B5")] = 20.0  # the ko point White may not retake
     logits[2, point("G7")] = 1.0
-    res = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(3), 64,
-                                      PlayoutConfig(policy="mogo"), first_logits=logits))
-    first = res.first_move
-    assert (first[0] == point("D4")).all()
-    assert set(first[1]) == {point("F2"), point("G2")}
-    assert 16 <= (first[1] == point("F2")).sum() <= 48
-    assert (first[2] == point("G7")).all()
-    plain = jax.device_get(run_playouts(stack([from_host(b) for b in starts]), jax.random.key(3), 64,
-                                        PlayoutConfig(policy="mogo")))
-    assert len(set(plain.first_move[0])) > 10  # without them the first moves spread
+    config = PlayoutConfig(policy="mogo")  # test_rule_moves_can_be_kept_out_of_amaf's: one compile fewer
+    res = jax.device_get(run_playouts(starts, jax.random.key(5), 8, config, first_logits=logits))
+    plain = jax.device_get(run_playouts(starts, jax.random.key(5), 8, config))
+    assert (res.first_move[0] == point("D4")).all()
+    assert set(res.first_move[1]) == {point("F2"), point("G2")}
+    assert (res.first_move[2] == point("G7")).all()
+    assert len(set(plain.first_move[0])) > 3  # without them the first moves spread
     learnt_rule = 9  # policy.RULES.index("learnt"): each first move counts there
-    assert (res.rule_counts[:, learnt_rule] == 64).all() and (plain.rule_counts[:, learnt_rule] == 0).all()
+    assert (res.rule_counts[:, learnt_rule] == 8).all() and (plain.rule_counts[:, learnt_rule] == 0).all()
