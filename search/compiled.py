@@ -34,12 +34,13 @@ def _explore(log_n, nn):
 
 @numba.njit(cache=True, nogil=True)
 def refresh_rows(value, nodes, n, w, na, wa, node_n, log_n, to_play, legal, jitter, jitter_row, mode,
-                 uct_c, fpu, rave_k, bias4, rave_c):
+                 uct_c, fpu, rave_k, bias4, rave_c, bonus):
     """value[i, :] = the tree policy's value of each action at node i (select.values) + the
     jitter, for i in `nodes` (int64 [R]).  jitter: float32 [J, A]; node nodes[r] takes row
     jitter_row[r]; log_n: float32 [R], log(max(N(s), 1)) of each node (numpy's).  mode: UCT,
     RAVE_HAND or RAVE_MSE; uct_c, fpu, rave_k, rave_c: the params as float32; bias4:
-    float32(4 b^2) (eq. 47).  -inf for illegal actions."""
+    float32(4 b^2) (eq. 47); bonus: float32 [R, A] added to row r's values (select.puct_bonus),
+    or [0, 0] for none.  -inf for illegal actions."""
     num_actions = value.shape[1]
     for r in range(nodes.shape[0]):
         i = nodes[r]
@@ -82,12 +83,15 @@ def refresh_rows(value, nodes, n, w, na, wa, node_n, log_n, to_play, legal, jitt
                         v = fpu
                 if rave_c != ZERO:  # eq. 18
                     v = v + (rave_c * _explore(log_big_n, nn) if has_n else ZERO)
+            if bonus.shape[0]:
+                v = v + bonus[r, a]
             value[i, a] = v + jitter[jr, a]
 
 
-def refresh(tree, nodes: np.ndarray, params, jitter: np.ndarray) -> None:
+def refresh(tree, nodes: np.ndarray, params, jitter: np.ndarray, bonus: np.ndarray | None = None) -> None:
     """select.refresh's work: the cached value rows of `nodes` (int64) from their statistics,
-    plus `jitter` (float32 [A] for all, or [len(nodes), A] row by row)."""
+    plus `jitter` (float32 [A] for all, or [len(nodes), A] row by row), plus `bonus` (float32
+    [len(nodes), A], select.puct_bonus) where given."""
     if jitter.ndim == 1:
         jitter, rows = jitter[None], np.zeros(len(nodes), np.int64)
     else:
@@ -97,7 +101,8 @@ def refresh(tree, nodes: np.ndarray, params, jitter: np.ndarray) -> None:
     log_n = np.log(np.maximum(tree.node_n[nodes], ONE)) if explores else np.zeros(len(nodes), F32)
     refresh_rows(tree.value, nodes, tree.n, tree.w, tree.na, tree.wa, tree.node_n, log_n, tree.to_play, tree.legal,
                  np.ascontiguousarray(jitter, F32), rows, mode, F32(params.uct_c), F32(params.fpu),
-                 F32(params.rave_k), F32(4.0 * params.rave_bias ** 2), F32(params.rave_c))
+                 F32(params.rave_k), F32(4.0 * params.rave_bias ** 2), F32(params.rave_c),
+                 np.zeros((0, 0), F32) if bonus is None else np.ascontiguousarray(bonus, F32))
 
 
 @numba.njit(cache=True, nogil=True)

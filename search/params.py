@@ -37,6 +37,9 @@ class SearchParams:
     rave_k: float = flag(1000.0, "eq. 19 equivalence parameter k")
     rave_bias: float = flag(0.02, "eq. 47 RAVE bias b (the paper gives no value; chosen by self-play)")
     rave_c: float = flag(0.0, "eq. 18 UCT-RAVE exploration c")
+    puct: float = flag(0.0, "c: AlphaGo's exploration term c p sqrt(N(s)) / (1 + N(s,a)) added to the tree policy's "
+                            "value (Silver et al. 2016), p the prior's move probability (for a softmax prior, its "
+                            "own p, from H), N without the prior's simulations; 0: off", metavar="C")
     uct_c: float = flag(0.7, "eq. 7 UCT exploration constant")
     fpu: float = 1.0  # first-play urgency: the value of an action with no MC and no AMAF data
     # --- heuristic prior knowledge (eq. 48-52) -------------------------------------------------
@@ -176,6 +179,10 @@ class SearchParams:
                              " pool_size >= 1")
         if self.shape_temperature <= 0 or self.shape_wins < 0:
             raise ValueError("shape_temperature must be > 0 and shape_wins >= 0")
+        if self.puct < 0:
+            raise ValueError(f"puct must be >= 0 (0: off), got {self.puct}")
+        if self.puct and self.prior in ("none", "shape_wins"):
+            raise ValueError(f"puct needs a prior that gives each move a value H (not {self.prior!r})")
         if self.prior_reply < 0:
             raise ValueError(f"prior_reply must be >= 0 (a temperature; 0: off), got {self.prior_reply}")
         for name, low in (("leaves", 1), ("playouts_per_leaf", 1), ("max_nodes", 2), ("expand_after", 0)):

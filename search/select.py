@@ -79,7 +79,33 @@ def values(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
         if params.rave_c:  # eq. 18
             explore = np.sqrt(np.log(big_n) / np.maximum(n, 1e-9))
             value = value + np.where(has_n, params.rave_c * explore, 0.0)
-    return _pick(tree.legal[nodes], value.astype(np.float32, copy=False), -np.inf)
+    value = value.astype(np.float32, copy=False)
+    if params.puct:
+        value = value + puct_bonus(tree, nodes, params)
+    return _pick(tree.legal[nodes], value, -np.inf)
+
+
+def prior_probabilities(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
+    """float64 [len(nodes), A]: p(s,a), the prior's probability of each legal move of each node.
+    A softmax prior stores H = sigmoid(log(n p) / T) (search/shape.grouped_values), so p is
+    proportional to (H / (1 - H))^T and this gives its own p back; any other prior's H is read
+    the same way (MoGo's good moves then share nearly all of it).  0 at a node not yet
+    initialised."""
+    h = np.clip(tree.prior[nodes].astype(np.float64), 1e-6, 1.0 - 1e-6)
+    odds = (h / (1.0 - h)) ** params.shape_temperature
+    odds *= tree.legal[nodes] & tree.initialised[nodes][:, None]
+    total = odds.sum(axis=1, keepdims=True)
+    return odds / np.where(total > 0, total, 1.0)
+
+
+def puct_bonus(tree: Tree, nodes: np.ndarray, params: SearchParams) -> np.ndarray:
+    """float32 [len(nodes), A]: AlphaGo's exploration term c p(s,a) sqrt(N(s)) / (1 + N(s,a))
+    (Silver et al. 2016, c = params.puct), counting simulations without the prior's virtual ones
+    (eq. 48-52): N(s,a) = n - M, N(s) their sum over the legal moves."""
+    m = np.where(tree.initialised[nodes], np.float64(params.prior_equiv), 0.0)[:, None]
+    real = np.maximum(tree.n[nodes] - m, 0.0) * tree.legal[nodes]
+    total = np.sqrt(real.sum(axis=1, keepdims=True))
+    return (params.puct * prior_probabilities(tree, nodes, params) * total / (1.0 + real)).astype(np.float32)
 
 
 def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
@@ -89,7 +115,7 @@ def action_values(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
 
 def per_edge(params: SearchParams) -> bool:
     """Does an edge's value depend on that edge's statistics alone (not on N(s))?"""
-    return params.selection == "rave" and params.schedule == "mse" and not params.rave_c
+    return params.selection == "rave" and params.schedule == "mse" and not params.rave_c and not params.puct
 
 
 def edge_value(tree: Tree, s: int, a: int, params: SearchParams) -> float:
@@ -134,7 +160,9 @@ def refresh(tree: Tree, nodes, params: SearchParams, jitter: np.ndarray) -> None
     changed.  `jitter` ([A], tiny, fixed per search; or one row per node) is stored with them:
     it breaks ties without a bias towards A1.  Compiled (search/compiled.py): the same bits as
     `values` + jitter, in one pass over the rows."""
-    compiled.refresh(tree, np.asarray(nodes, np.int64).reshape(-1), params, np.asarray(jitter, np.float32))
+    nodes = np.asarray(nodes, np.int64).reshape(-1)
+    bonus = puct_bonus(tree, nodes, params) if params.puct else None
+    compiled.refresh(tree, nodes, params, np.asarray(jitter, np.float32), bonus)
 
 
 def refresh_path(tree: Tree, nodes: list[int], actions: list[int], params: SearchParams,
@@ -150,5 +178,5 @@ def refresh_path(tree: Tree, nodes: list[int], actions: list[int], params: Searc
 def q_star(tree: Tree, node: int, params: SearchParams) -> np.ndarray:
     """[A] Q* (eq. 12) from the mover's view with no exploration term (for display and
     final_move="value")."""
-    plain = SearchParams(**{**params.__dict__, "rave_c": 0.0, "uct_c": 0.0, "fpu": 0.0})
+    plain = SearchParams(**{**params.__dict__, "rave_c": 0.0, "uct_c": 0.0, "fpu": 0.0, "puct": 0.0})
     return action_values(tree, node, plain)

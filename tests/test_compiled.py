@@ -26,12 +26,15 @@ def _random_tree(seed: int, nodes: int = 300) -> Tree:
     tree.node_n[:4] = 0
     tree.to_play[:] = rng.integers(1, 3, nodes)
     tree.legal[:] = rng.random(shape) < 0.8
+    tree.prior[:] = rng.random(shape).astype(np.float32)
+    tree.initialised[:] = rng.random(nodes) < 0.9
     return tree
 
 
 @pytest.mark.parametrize("settings", [
     {}, {"schedule": "hand"}, {"selection": "uct"}, {"selection": "uct", "uct_c": 0.7, "fpu": 0.3},
-    {"rave_c": 0.1}, {"schedule": "hand", "rave_c": 0.2}, {"fpu": 0.0}, {"rave_bias": 0.1}])
+    {"rave_c": 0.1}, {"schedule": "hand", "rave_c": 0.2}, {"fpu": 0.0}, {"rave_bias": 0.1}, {"puct": 1.5},
+    {"selection": "uct", "puct": 0.5}])
 @pytest.mark.parametrize("per_row", [False, True])
 def test_refresh_gives_the_bits_of_values_plus_jitter(settings, per_row):
     tree = _random_tree(seed=len(settings))
@@ -40,7 +43,7 @@ def test_refresh_gives_the_bits_of_values_plus_jitter(settings, per_row):
     nodes = rng.permutation(tree.num_nodes)[:200].astype(np.int64)
     jitter = (rng.random((len(nodes), tree.num_actions) if per_row else tree.num_actions) * 1e-6).astype(np.float32)
     want = select.values(tree, nodes, params) + jitter
-    compiled.refresh(tree, nodes, params, jitter)
+    select.refresh(tree, nodes, params, jitter)  # compiled.refresh, with the PUCT term where asked
     got = tree.value[nodes]
     assert np.isneginf(got[~tree.legal[nodes]]).all()
     assert np.array_equal(want.view(np.uint32), got.view(np.uint32))

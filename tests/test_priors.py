@@ -185,6 +185,45 @@ def test_shape_wins_gives_each_move_even_simulations_and_won_ones_by_its_probabi
     assert best.visits > 0  # the likeliest move is tried first
 
 
+def test_puct_reads_a_softmax_priors_own_probabilities_and_spends_visits_by_them():
+    # The shape prior stores H = sigmoid(log(n p)); shape_wins stores p itself: the p that
+    # PUCT reads back from H is the model's own.  The term explores: a search with it tries
+    # more of the moves, the likeliest still the most visited.
+    from gojax.search.mcts import Search
+    from gojax.search.params import SearchParams
+    from gojax.search.select import prior_probabilities
+    b = board("""
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+        . . X O . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        """)
+    kw = dict(leaves=4, playouts_per_leaf=4, seed=3)
+    probs = Search(b, SearchParams(prior="shape_wins", **kw)).tree.prior[0]
+    search = Search(b, SearchParams(prior="shape", **kw))
+    t, pa = search.tree, search.tree.pass_action
+    legal = np.flatnonzero(t.legal[0, :pa])
+    got = prior_probabilities(t, np.array([0]), search.params)[0]
+    np.testing.assert_allclose(got[legal], probs[legal], rtol=1e-4)
+    assert got[pa] < 1e-5  # pass: H = 0 unless the opponent passed
+    top = int(legal[np.argmax(probs[legal])])
+
+    def visited(puct: float) -> dict:
+        result = Search(b, SearchParams(prior="shape", puct=puct, **kw)).run(simulations=256, stop_early=False)
+        return {m.move: m.visits for m in result.moves if m.visits}
+
+    plain, explored = visited(0.0), visited(4.0)
+    assert len(explored) >= 2 * len(plain)
+    assert max(explored, key=explored.get) == top
+    with pytest.raises(ValueError, match="puct"):
+        SearchParams(prior="shape_wins", puct=1.0)
+    with pytest.raises(ValueError, match="puct"):
+        SearchParams(puct=-1.0)
+
+
 def _escapes_on_boards(board: Board, p: int, budget: int = 60) -> bool:
     """The ladder read of search/tactics.extension_escapes played with Board copies and
     Board.play: the obviously correct version the list-based reader must equal."""

@@ -132,7 +132,7 @@ def test_pick_is_np_where_bit_for_bit():
         assert _pick(mask, a, number).tobytes() == np.where(mask, a, np.float32(number)).tobytes()
 
 
-@pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}])
+@pytest.mark.parametrize("kw", [{}, {"schedule": "hand"}, {"selection": "uct"}, {"rave_c": 0.1}, {"puct": 1.0}])
 def test_cached_values_follow_the_statistics(kw):
     """Descents read Tree.value.  After searches with tree reuse (and with a round's virtual
     loss still on), every row a descent can read equals the values recomputed from the
