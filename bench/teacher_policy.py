@@ -15,6 +15,11 @@ answers each position through its JSON analysis engine with maxVisits 1: the raw
 probabilities for the side to move and its value for Black.  Positions are a fixed random sample
 of moves `--first` .. `--last` of the games, asked in that random order, so a partial run is a
 uniform sample too; one line per answer in OUT/policy.jsonl (a rerun asks only for the rest).
+`--branch D` also asks for positions off the games' lines, like the nodes a search tree makes: after
+each answer, a move is drawn from KataGo's own policy flattened by `--branch-temperature` (p^(1/T)),
+and the position after it is asked too, D moves deep.  The draw is seeded by the position, so a
+rerun continues the same lines.  Each line is packed as its own row of `moves`, with `family`
+naming its source game, so learn-policy and learn-net hold out a game with all its lines.
 `--pack` writes OUT/positions.npz in teacher_data.py's layout (`gojax learn-policy` reads it):
 `percent` holds KataGo's probabilities in whole percents, `policy` the exact ones (float32, -1 at
 illegal points), `value` its value for Black, and OUT/CARD.md, the data card.
@@ -75,51 +80,84 @@ def to_points(policy: list[float], size: int) -> np.ndarray:
     return grid[::-1].reshape(-1)
 
 
-def query(data, g: int, k: int, size: int) -> dict:
+def key(g: int, k: int, branch: tuple = ()) -> str:
+    """A position's id: game, move number, and the drawn moves after it (gojax points)."""
+    return f"{g}:{k}" + (":" + ",".join(map(str, branch)) if branch else "")
+
+
+def draw(policy: np.ndarray, temperature: float, seed: int, g: int, k: int, branch: tuple) -> int:
+    """A legal point (gojax order) drawn from KataGo's policy p^(1/T), seeded by the position."""
+    p = np.where(policy > 0, np.maximum(policy, 1e-9) ** (1.0 / temperature), 0.0)
+    rng = np.random.default_rng([seed, g, k, *branch])
+    return int(rng.choice(len(p), p=p / p.sum()))
+
+
+def query(data, g: int, k: int, size: int, branch: tuple = ()) -> dict:
     colour = "W" if data["first_white"][g] else "B"
     played = []
-    for p in data["moves"][g][:k].tolist():
+    for p in data["moves"][g][:k].tolist() + list(branch):
         played.append([colour, vertex(p, size)])
         colour = "B" if colour == "W" else "W"
-    return {"id": f"{g}:{k}", "moves": played, "rules": "chinese", "komi": float(data["komi"][g]),
+    return {"id": key(g, k, branch), "moves": played, "rules": "chinese", "komi": float(data["komi"][g]),
             "boardXSize": size, "boardYSize": size, "maxVisits": 1, "includePolicy": True,
             "initialPlayer": "W" if data["first_white"][g] else "B",
             "overrideSettings": {"reportAnalysisWinratesAs": "BLACK"}}
 
 
-def collect(args, data: dict, size: int, lines: Path, done: set) -> None:
-    todo = [x for x in sample(data, args.count, args.first, args.last, args.seed) if f"{x[0]}:{x[1]}" not in done]
-    print(f"{len(done)} positions there, {len(todo)} to ask KataGo for", file=sys.stderr, flush=True)
+def children(rows: list[dict], depth: int) -> list[tuple]:
+    """(game, move, branch) of the positions one drawn move after answered ones, up to `depth`."""
+    return [(r["game"], r["move"], tuple(r.get("branch", ())) + (r["drawn"],)) for r in rows
+            if "drawn" in r and len(r.get("branch", ())) < depth]
+
+
+def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
+    done = {key(r["game"], r["move"], tuple(r.get("branch", ()))) for r in rows}
+    roots = [(g, k, ()) for g, k in sample(data, args.count, args.first, args.last, args.seed)]
+    todo = [x for x in children(rows, args.branch) + roots if key(*x) not in done]
+    print(f"{len(done)} positions there, {len(todo)} to ask KataGo for" +
+          (f" (and up to {args.branch} drawn moves after each)" if args.branch else ""), file=sys.stderr, flush=True)
     if not todo:
         return
     proc = subprocess.Popen([args.katago, "analysis"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, bufsize=1)
     # Feed the queries a few ahead of the answers: KataGo reads them all at once otherwise, and a
-    # stopped run would leave nothing but what was written.
-    ahead, sent = 16, 0
+    # stopped run would leave nothing but what was written.  A drawn move's position goes to the
+    # front of the queue, so a stopped run leaves few lines unfinished.
+    ahead, pending, answered = 16, 0, 0
+
+    def send():
+        nonlocal pending
+        while pending < ahead and todo:
+            g, k, branch = todo.pop(0)
+            proc.stdin.write(json.dumps(query(data, g, k, size, branch)) + "\n")
+            pending += 1
     with lines.open("a") as f:
-        for sent in range(min(ahead, len(todo))):
-            proc.stdin.write(json.dumps(query(data, *todo[sent], size)) + "\n")
-        sent = min(ahead, len(todo))
-        for n in range(len(todo)):
+        send()
+        while pending:
             line = proc.stdout.readline()
             if not line:
                 raise SystemExit("KataGo stopped answering")
+            pending -= 1
             r = json.loads(line)
-            if sent < len(todo):
-                proc.stdin.write(json.dumps(query(data, *todo[sent], size)) + "\n")
-                sent += 1
             if "error" in r:
                 print(f"KataGo: {r}", file=sys.stderr)
+                send()
                 continue
-            g, k = map(int, r["id"].split(":"))
+            g, k, *rest = r["id"].split(":")
+            g, k = int(g), int(k)
+            branch = tuple(int(x) for x in rest[0].split(",")) if rest else ()
             pol = to_points(r["policy"], size)
-            f.write(json.dumps({"game": g, "move": k, "value": r["rootInfo"]["winrate"],
-                                "lead": r["rootInfo"]["scoreLead"], "pass": r["policy"][size * size],
-                                "policy": [round(float(x), 5) for x in pol]}) + "\n")
+            row = {"game": g, "move": k, "value": r["rootInfo"]["winrate"], "lead": r["rootInfo"]["scoreLead"],
+                   "pass": r["policy"][size * size], "policy": [round(float(x), 5) for x in pol]}
+            if args.branch:
+                row |= {"branch": list(branch), "drawn": draw(pol, args.branch_temperature, args.seed, g, k, branch)}
+                todo[:0] = children([row], args.branch)
+            f.write(json.dumps(row) + "\n")
             f.flush()
-            if n % 200 == 0:
-                print(f"{len(done) + n + 1} positions", file=sys.stderr, flush=True)
+            answered += 1
+            send()
+            if answered % 200 == 1:
+                print(f"{len(done) + answered} positions", file=sys.stderr, flush=True)
     proc.stdin.close()
     proc.wait()
 
@@ -170,6 +208,69 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves:
     print(f"{len(rows)} positions -> {out / 'positions.npz'}", file=sys.stderr)
 
 
+def pack_lines(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int], ask: str,
+               temperature: float) -> None:
+    """`pack` for `--branch` answers: one row of `moves` per line (a game's first moves, then the
+    moves drawn after them), `game` the line of each position, `family` the source game of each
+    line, `player` and `next` the drawn move after each position."""
+    chains: dict[tuple[int, int], list[dict]] = {}
+    for r in rows:
+        chains.setdefault((r["game"], r["move"]), []).append(r)
+    line_moves, family, first_white, komi = [], [], [], []
+    game, move, nxt, kept = [], [], [], []
+    games = sorted({g for g, _ in chains})
+    index = {g: i for i, g in enumerate(games)}
+    for (g, k), chain in sorted(chains.items()):
+        chain.sort(key=lambda r: len(r["branch"]))
+        # a line whose root was asked and whose drawn moves follow one another (a stopped run may
+        # leave a line short, never with a gap)
+        chain = [r for i, r in enumerate(chain) if len(r["branch"]) == i]
+        if not chain:
+            continue
+        # the last drawn move ends the line: replay reads a position before a move of its line
+        line = data["moves"][g][:k].tolist() + chain[-1]["branch"] + [chain[-1]["drawn"]]
+        for r in chain:
+            game.append(len(line_moves))
+            move.append(k + len(r["branch"]))
+            nxt.append(r["drawn"])
+            kept.append(r)
+        line_moves.append(line)
+        family.append(index[g])
+        first_white.append(data["first_white"][g])
+        komi.append(data["komi"][g])
+    width = max(len(m) for m in line_moves)
+    moves_arr = np.full((len(line_moves), width), -2, np.int16)
+    for i, m in enumerate(line_moves):
+        moves_arr[i, :len(m)] = m
+    policy = np.array([r["policy"] for r in kept], np.float32)
+    percent = np.where(policy < 0, 0, np.round(policy * 100)).astype(np.uint8)
+    name = f"KataGo b10 policy, drawn at T = {temperature:g}"
+    np.savez_compressed(out / "positions.npz", size=size, moves=moves_arr, first_white=np.array(first_white),
+                        komi=np.array(komi, np.float32), game=np.array(game, np.int32), move=np.array(move, np.int16),
+                        next=np.array(nxt, np.int16), percent=percent, policy=policy,
+                        player=np.zeros(len(kept), np.int16), player_names=np.array([name]),
+                        family=np.array(family, np.int32), value=np.array([r["value"] for r in kept], np.float32))
+    depth = np.bincount([len(r["branch"]) for r in kept])
+    shown = in_repo(out)
+    env = f"SIZE={size} " if size != 9 else ""
+    card = [f"# Teacher positions: {out.name}", "",
+            f"- {len(kept)} positions on {len(line_moves)} lines from {len(games)} {size}x{size} games of {source}.",
+            f"  Each line starts at a uniform random sample of the positions before moves {moves[0]}-{moves[1] - 1}",
+            "  (asked in a random order, so a run stopped early is one too), then follows moves drawn from",
+            f"  KataGo's own policy flattened to p^(1/{temperature:g}), as a search tree explores: positions "
+            + ", ".join(f"{n} at {d} drawn moves" for d, n in enumerate(depth.tolist())) + ".",
+            "- `moves` holds one row per line, `game` the line of each position, `family` the source game of",
+            "  each line (learn-policy and learn-net hold out whole families); `next` is the drawn move.",
+            "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
+            "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
+            "  value for Black (`value`).  No search.",
+            f"- Regenerate: `{env}python bench/teacher_policy.py {ask} --out {shown}` then the same with `--pack`.",
+            "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
+            "  does not."]
+    (out / "CARD.md").write_text("\n".join(card) + "\n")
+    print(f"{len(kept)} positions on {len(line_moves)} lines -> {out / 'positions.npz'}", file=sys.stderr)
+
+
 def main() -> None:
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,7 +288,13 @@ def main() -> None:
     ap.add_argument("--games-of", metavar="NPZ", default="",
                     help="--pack: keep only the games of an earlier positions.npz (the same game numbers, so that "
                          "the games learn-policy and learn-net hold out stay held out as the data grows)")
+    ap.add_argument("--branch", type=int, default=0, metavar="D",
+                    help="also ask for the positions after up to D moves drawn from KataGo's policy")
+    ap.add_argument("--branch-temperature", type=float, default=2.0, metavar="T",
+                    help="--branch: draw from p^(1/T); above 1 flatter, as a search explores")
     args = ap.parse_args()
+    if args.branch < 0 or args.branch_temperature <= 0:
+        ap.error("--branch must be >= 0 and --branch-temperature > 0")
     if args.games:
         data = from_games(args.games, args.size)
     else:
@@ -217,9 +324,14 @@ def main() -> None:
         source = ", ".join(Path(p).name for p in args.games) if args.games else Path(args.positions).parent.name
         ask = (f"--games {' '.join(args.games)} --size {args.size} " if args.games else f"--positions {in_repo(args.positions)} ") \
             + f"--first {args.first} --last {args.last} --count {args.count}"
-        pack(data, size, out, rows, source, (args.first, args.last), args.games_of, ask)
+        if args.branch:
+            ask += f" --branch {args.branch} --branch-temperature {args.branch_temperature}"
+        if any("branch" in r for r in rows):
+            pack_lines(data, size, out, rows, source, (args.first, args.last), ask, args.branch_temperature)
+        else:
+            pack(data, size, out, rows, source, (args.first, args.last), args.games_of, ask)
     else:
-        collect(args, data, size, lines, {f"{r['game']}:{r['move']}" for r in rows})
+        collect(args, data, size, lines, rows)
 
 
 if __name__ == "__main__":

@@ -596,7 +596,9 @@ def _add_conv_shape(p, width: int, depth: int) -> None:
 def _add_learn_net(sub):
     p = sub.add_parser("learn-net", help="fit the prior net (--prior learnt --prior-model NET) to a teacher's move "
                                          "distributions on top of a learnt linear model")
-    p.add_argument("data", help="positions.npz written by `python bench/teacher_policy.py --pack` (or teacher_data.py)")
+    p.add_argument("data", nargs="+", help="positions.npz written by `python bench/teacher_policy.py --pack` (or "
+                                           "teacher_data.py); several are fitted together, each split into "
+                                           "training and held-out games on its own")
     p.add_argument("--linear", default="", metavar="NPZ",
                    help="the learnt linear model the net corrects (`gojax learn-policy`; default: the bundled one)")
     p.add_argument("--out", required=True, help="OUT.npz for --prior-model")
@@ -620,7 +622,7 @@ def _add_learn_net(sub):
 
 def _run_learn_net(args) -> int:
     from gojax import learn_net
-    inputs = [args.data] + ([args.linear] if args.linear else []) + ([args.init] if args.init else [])
+    inputs = args.data + ([args.linear] if args.linear else []) + ([args.init] if args.init else [])
     inputs += [args.measure] if args.measure else []
     return _run_policy_job("learn-net", args, inputs, learn_net.main)
 

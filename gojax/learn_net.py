@@ -185,12 +185,27 @@ def main(args) -> None:
 
     def say(text):
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
-    arrays = inputs(args.data, linear)
-    size = arrays[0].shape[1]
+    datas = args.data if isinstance(args.data, list) else [args.data]
+    parts = [inputs(d, linear) for d in datas]
+    size = parts[0][0].shape[1]
+    if any(p[0].shape[1] != size for p in parts):
+        raise ValueError(f"the data files are of several board sizes: {', '.join(datas)}")
     if init is None and size != fitted:
         raise ValueError(f"--linear {args.linear or learnt.BUNDLED} was fitted on {fitted}x{fitted}, the data is "
                          f"{size}x{size} (--init NET starts from a net of any size)")
-    train, test = learn_policy.split_games(arrays[4], config.held_out, config.seed)
+    # each file is split on its own, so a file's held-out games stay those it has alone
+    splits, start = [], 0
+    for p in parts:
+        tr, te = learn_policy.split_games(p[4], config.held_out, config.seed)
+        splits.append((tr + start, te + start))
+        start += len(p[4])
+    arrays = [np.concatenate([p[i] for p in parts]) for i in range(4)]
+    offsets = np.cumsum([0] + [int(p[4].max()) + 1 for p in parts[:-1]])
+    arrays.append(np.concatenate([p[4] + o for p, o in zip(parts, offsets)]))
+    del parts
+    train = np.concatenate([tr for tr, _ in splits])
+    test = np.concatenate([te for _, te in splits])
+    tests = {d: te for d, (_, te) in zip(datas, splits)} if len(datas) > 1 else {}
     say(f"{len(train)} training and {len(test)} held-out positions")
     linear_only, other = _init(jax.random.key(0), 1, 0), None
     if getattr(args, "measure", ""):  # a second teacher's positions, every one of them
@@ -204,16 +219,22 @@ def main(args) -> None:
             report_other["init"] = evaluate(init, other, everything)
         say(f"--measure {args.measure}: {report_other}")
     report = {"linear": evaluate(linear_only, arrays, test)}
+    if tests:
+        report["linear_by_data"] = {d: evaluate(linear_only, arrays, te) for d, te in tests.items()}
     say(f"the linear model alone: {report['linear']}")
     if init is not None:
         report["init"] = evaluate(init, arrays, test)
+        if tests:
+            report["init_by_data"] = {d: evaluate(init, arrays, te) for d, te in tests.items()}
         say(f"--init {args.init} as it is: {report['init']}")
     layers = fit(arrays, train, config, init=init, progress=lambda e, n, loss, layers: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate(layers, arrays, test)}" if e % 5 == 0 else "")))
-    report |= {"data": args.data, "linear_model": args.init or args.linear or learnt.BUNDLED,
+    report |= {"data": args.data if len(datas) > 1 else datas[0], "linear_model": args.init or args.linear or learnt.BUNDLED,
                "init_net": args.init, "config": dataclasses.asdict(config),
                "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
                "train": evaluate(layers, arrays, train[:4096])}
+    if tests:
+        report["held_out_by_data"] = {d: evaluate(layers, arrays, te) for d, te in tests.items()}
     if other is not None:
         report["measure"] = report_other | {"net": evaluate(layers, other, everything)}
         say(f"--measure {args.measure}, the fitted net: {report['measure']['net']}")

@@ -53,7 +53,7 @@ class Dataset:
     next: np.ndarray  # int16 [N]  the point played next
     player: np.ndarray  # int16 [N]  who played it (index into player_names)
     player_names: list[str]
-    game: np.ndarray  # int32 [N]
+    game: np.ndarray  # int32 [N]  the source game (`_families`)
     kept: np.ndarray  # int [N]  each position's row in the file (positions with no legal move are left out)
 
 
@@ -119,8 +119,15 @@ def build(path: str, floor: float = 0.1, chunk: int = 2048, progress=None) -> Da
     target = target[keep] / target[keep].sum(1, keepdims=True)
     return Dataset(feats=feats[keep], legal=legal[keep], target=target.astype(np.float32),
                    next=data["next"][keep], player=data["player"][keep],
-                   player_names=[str(x) for x in data["player_names"]], game=data["game"][keep],
+                   player_names=[str(x) for x in data["player_names"]], game=_families(data)[keep],
                    kept=np.flatnonzero(keep))
+
+
+def _families(data: dict) -> np.ndarray:
+    """int [N]: the game each position comes from.  A file of lines branching off games
+    (bench/teacher_policy.py --branch) names each line's source game in `family`, so that a game
+    and all its lines are held out together."""
+    return data["family"][data["game"]] if "family" in data else data["game"]
 
 
 def split(ds: Dataset, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

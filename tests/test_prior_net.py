@@ -229,3 +229,56 @@ def test_teacher_positions_come_from_saved_games_of_any_size(monkeypatch):
     assert [c for c, _ in ask["moves"]] == ["B", "W", "B", "W"] and ask["boardXSize"] == 13
     with pytest.raises(SystemExit, match="no 19x19 games"):
         teacher_policy.from_games([str(files[0])], 19)
+
+
+def test_branched_lines_are_packed_replayed_and_held_out_with_their_games(monkeypatch, tmp_path):
+    """bench/teacher_policy.py --branch: the positions after moves drawn from the teacher's policy
+    pack as lines of their own, replay to the boards asked for, and carry their source game, so
+    that learn-net holds a game out with all its lines; learn-net fits several files at once,
+    each split on its own."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent / "bench"))
+    import teacher_policy
+    folder = Path(__file__).parent.parent / "bench" / "results" / "strength" / "pachi_3000_prior_net_katago" / "games"
+    data = teacher_policy.from_games([str(f) for f in sorted(folder.glob("*.sgf"))[:3]], 9)
+    rows, boards = [], {}
+    for g, k in ((0, 10), (1, 12), (2, 5), (0, 30)):
+        b = Board(9)
+        b.to_play = 2 if data["first_white"][g] else 1
+        for p in data["moves"][g][:k].tolist():
+            b.play(p)
+        branch = ()
+        for _ in range(3):  # what collect() writes: a root and two drawn moves, each drawn from its policy
+            policy = np.full(81, -1.0, np.float32)
+            legal = b.legal_points()
+            policy[legal] = 1.0 / len(legal)
+            drawn = teacher_policy.draw(policy, 2.0, 1, g, k, branch)
+            assert drawn in legal and drawn == teacher_policy.draw(policy, 2.0, 1, g, k, branch)
+            boards[(g, k, branch)] = b.copy()
+            rows.append({"game": g, "move": k, "branch": list(branch), "drawn": drawn, "value": 0.5,
+                         "policy": policy.tolist()})
+            b.play(drawn)
+            branch += (drawn,)
+    assert teacher_policy.children(rows[:1], 2) == [(0, 10, (rows[0]["drawn"],))]
+    assert teacher_policy.children(rows[2:3], 2) == []  # two drawn moves deep: the line ends
+    teacher_policy.pack_lines(data, 9, tmp_path, rows[::-1], "three games", (0, 80), "--branch 2", 2.0)
+    with np.load(tmp_path / "positions.npz") as f:
+        packed = {k: f[k] for k in f.files}
+    assert packed["family"].tolist() == [0, 0, 1, 2] and len(packed["game"]) == 12
+    from gojax import learn_policy
+    replayed = learn_policy.replay(packed)
+    for i, (line, move) in enumerate(zip(packed["game"].tolist(), packed["move"].tolist())):
+        g, k = [(0, 10), (0, 30), (1, 12), (2, 5)][line]
+        depth = move - k
+        branch = tuple(packed["moves"][line][k:k + depth].tolist())
+        assert replayed[i].same_position(boards[(g, k, branch)]) and packed["next"][i] == rows[
+            rows.index(next(r for r in rows if (r["game"], r["move"], tuple(r["branch"])) == (g, k, branch)))]["drawn"]
+    assert learn_policy.build(str(tmp_path / "positions.npz")).game.tolist() == [0] * 6 + [1] * 3 + [2] * 3
+    out = tmp_path / "net.npz"
+    learn_net.main(argparse.Namespace(data=[str(KATAGO), str(tmp_path / "positions.npz")], linear="", out=str(out),
+                                      width=8, depth=2, epochs=1, seed=0, schedule="cosine", init="",
+                                      learning_rate=2e-3))
+    report = json.loads(str(np.load(out)["report"]))
+    by_data = report["held_out_by_data"]
+    assert list(by_data) == [str(KATAGO), str(tmp_path / "positions.npz")]
+    assert sum(r["positions"] for r in by_data.values()) == report["held_out"]["positions"]
+    assert by_data[str(tmp_path / "positions.npz")]["positions"] in (3, 6)  # one game of three, with its lines
