@@ -46,9 +46,12 @@ from gojax.kernels.state import BoardState
 
 NET_FORMAT = 1  # bump when `planes` changes
 DATA = Path(__file__).parent / "data"
-BUNDLED = str(DATA / "net9.npz")  # `--prior net`: fitted to KataGo's policy on 9x9
-# net13.npz holds net9's weights unchanged (`gojax learn-net --init net9.npz --epochs 0` on 13x13
-# KataGo labels): no 13x13 fit has been matched yet, and this one won its 13x13 match.
+# `--prior net`: 48 x 6, fitted to KataGo's policy on 9x9 positions of games and of lines branching
+# off them (bench/results/teacher/katago9_branch/net_48x6.npz)
+BUNDLED = str(DATA / "net9.npz")
+# net13.npz holds the first 9x9 net's weights unchanged (32 x 5, katago9_policy/net_katago9.npz;
+# `gojax learn-net --init net_katago9.npz --epochs 0` on 13x13 KataGo labels): it won its 13x13
+# match, and no other net has been matched on 13x13.
 # No net19.npz: on KataGo's 19x19 labels the 9x9 net predicts worse than the shape prior
 # (bench/results/strength/README.md, "The 9x9 prior net on 19x19 labels").
 
