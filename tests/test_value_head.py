@@ -21,7 +21,7 @@ from gojax.kernels import learnt, prior_net, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, run_playouts
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains
-from gojax.player import Player
+from gojax.player import Player, PlayerOptions
 from gojax.search.device import PriorPlan, Simulator, mix_value
 from gojax.search.params import SearchParams
 from tests.helpers import board
@@ -130,8 +130,9 @@ def test_a_value_fit_learns_and_saves_a_net_the_search_reads(tmp_path):
     assert head.komi == 7.5 and len(head.trunk) == 1 and head.trunk[0][0].shape == (3, 3, prior_net.N_PLANES, 4)
     kept, _, _ = prior_net.load_net(str(out))  # the policy part is the net's, unchanged
     assert all((w == w0).all() for (w, _), (w0, _) in zip(kept, prior_net.load_net(prior_net.BUNDLED)[0]))
-    player = Player(9, 7.5, SearchParams(leaves=4, playouts_per_leaf=2, value_weight=0.5, value_model=str(out)))
-    assert player.think(1, simulations=32).simulations >= 32
+    player = Player(9, 7.5, SearchParams(leaves=4, playouts_per_leaf=2, value_weight=0.5, value_model=str(out)),
+                    PlayerOptions(exact=True))  # no early stop: the whole budget runs through the head
+    assert player.think(1, simulations=32).simulations == 32
     no_values = tmp_path / "no_values.npz"
     with np.load(KATAGO) as f:
         np.savez(no_values, **{k: f[k] for k in f.files if k != "value"})
