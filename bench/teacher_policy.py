@@ -28,6 +28,7 @@ illegal points), `value` its value for Black, and OUT/CARD.md, the data card.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import subprocess
@@ -113,7 +114,7 @@ def children(rows: list[dict], depth: int) -> list[tuple]:
 def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
     done = {key(r["game"], r["move"], tuple(r.get("branch", ()))) for r in rows}
     roots = [(g, k, ()) for g, k in sample(data, args.count, args.first, args.last, args.seed)]
-    todo = [x for x in children(rows, args.branch) + roots if key(*x) not in done]
+    todo = collections.deque(x for x in children(rows, args.branch) + roots if key(*x) not in done)
     print(f"{len(done)} positions there, {len(todo)} to ask KataGo for" +
           (f" (and up to {args.branch} drawn moves after each)" if args.branch else ""), file=sys.stderr, flush=True)
     if not todo:
@@ -128,7 +129,7 @@ def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
     def send():
         nonlocal pending
         while pending < ahead and todo:
-            g, k, branch = todo.pop(0)
+            g, k, branch = todo.popleft()
             proc.stdin.write(json.dumps(query(data, g, k, size, branch)) + "\n")
             pending += 1
     with lines.open("a") as f:
@@ -151,7 +152,7 @@ def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
                    "pass": r["policy"][size * size], "policy": [round(float(x), 5) for x in pol]}
             if args.branch:
                 row |= {"branch": list(branch), "drawn": draw(pol, args.branch_temperature, args.seed, g, k, branch)}
-                todo[:0] = children([row], args.branch)
+                todo.extendleft(children([row], args.branch))
             f.write(json.dumps(row) + "\n")
             f.flush()
             answered += 1
@@ -168,6 +169,19 @@ def in_repo(path) -> Path:
     return full.relative_to(repo) if full.is_relative_to(repo) else Path(path)
 
 
+# the data card's lines on the label and on what ships, the same for every KataGo pack
+LABEL = ["- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
+         "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
+         "  value for Black (`value`).  No search."]
+SHIPPED = ["- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
+           "  does not."]
+
+
+def percents(policy: np.ndarray) -> np.ndarray:
+    """uint8: KataGo's exact probabilities (-1 illegal) in whole percents, 0 where illegal."""
+    return np.where(policy < 0, 0, np.round(policy * 100)).astype(np.uint8)
+
+
 def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves: tuple[int, int] = (0, 80),
          games_of: str = "", ask: str = "--count 16000") -> None:
     """OUT/positions.npz and OUT/CARD.md from the answers `rows`; `ask`: the options that asked for
@@ -177,7 +191,7 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves:
     games = sorted({r["game"] for r in rows})
     index = {g: i for i, g in enumerate(games)}
     policy = np.array([r["policy"] for r in rows], np.float32)
-    percent = np.where(policy < 0, 0, np.round(policy * 100)).astype(np.uint8)
+    percent = percents(policy)
     game = np.array([index[r["game"]] for r in rows], np.int32)
     move = np.array([r["move"] for r in rows], np.int16)
     names = [str(x) for x in data["player_names"]]
@@ -195,15 +209,12 @@ def pack(data: dict, size: int, out: Path, rows: list[dict], source: str, moves:
             f"- {len(rows)} positions of {len(games)} {size}x{size} games, a uniform random sample of the",
             f"  positions before moves {moves[0]}-{moves[1] - 1} of {source}'s games (players: {', '.join(played)});",
             "  the sample is asked in a random order, so a run stopped early is one too.",
-            "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
-            "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
-            "  value for Black (`value`).  No search.",
+            *LABEL,
             "- Beside it: the move played next and the engine that played it (`player`, `player_names`).",
             f"- Regenerate: `{env}python bench/teacher_policy.py {ask} --out {shown}` then the same with `--pack`"
             + (f" `--games-of {games_of}` (only the games of that earlier pack, so that the held-out games stay "
                "held out)." if games_of else "."),
-            "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
-            "  does not."]
+            *SHIPPED]
     (out / "CARD.md").write_text("\n".join(card) + "\n")
     print(f"{len(rows)} positions -> {out / 'positions.npz'}", file=sys.stderr)
 
@@ -243,7 +254,7 @@ def pack_lines(data: dict, size: int, out: Path, rows: list[dict], source: str, 
     for i, m in enumerate(line_moves):
         moves_arr[i, :len(m)] = m
     policy = np.array([r["policy"] for r in kept], np.float32)
-    percent = np.where(policy < 0, 0, np.round(policy * 100)).astype(np.uint8)
+    percent = percents(policy)
     name = f"KataGo b10 policy, drawn at T = {temperature:g}"
     np.savez_compressed(out / "positions.npz", size=size, moves=moves_arr, first_white=np.array(first_white),
                         komi=np.array(komi, np.float32), game=np.array(game, np.int32), move=np.array(move, np.int16),
@@ -261,12 +272,9 @@ def pack_lines(data: dict, size: int, out: Path, rows: list[dict], source: str, 
             + ", ".join(f"{n} at {d} drawn moves" for d, n in enumerate(depth.tolist())) + ".",
             "- `moves` holds one row per line, `game` the line of each position, `family` the source game of",
             "  each line (learn-policy and learn-net hold out whole families); `next` is the drawn move.",
-            "- Label: KataGo 1.18's b10 network (katrain's `b10c384h6nbttflrs`) with maxVisits 1: its move",
-            "  probabilities for the side to move (`policy`, -1 illegal; `percent` in whole percents) and its",
-            "  value for Black (`value`).  No search.",
+            *LABEL,
             f"- Regenerate: `{env}python bench/teacher_policy.py {ask} --out {shown}` then the same with `--pack`.",
-            "- Only fitted weights derived from this data ship with gojax (kernels/data/); KataGo's network",
-            "  does not."]
+            *SHIPPED]
     (out / "CARD.md").write_text("\n".join(card) + "\n")
     print(f"{len(kept)} positions on {len(line_moves)} lines -> {out / 'positions.npz'}", file=sys.stderr)
 

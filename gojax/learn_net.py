@@ -199,9 +199,7 @@ def main(args) -> None:
         tr, te = learn_policy.split_games(p[4], config.held_out, config.seed)
         splits.append((tr + start, te + start))
         start += len(p[4])
-    arrays = [np.concatenate([p[i] for p in parts]) for i in range(4)]
-    offsets = np.cumsum([0] + [int(p[4].max()) + 1 for p in parts[:-1]])
-    arrays.append(np.concatenate([p[4] + o for p, o in zip(parts, offsets)]))
+    arrays = [np.concatenate([p[i] for p in parts]) for i in range(4)]  # planes, linear, legal, target
     del parts
     train = np.concatenate([tr for tr, _ in splits])
     test = np.concatenate([te for _, te in splits])
@@ -229,7 +227,7 @@ def main(args) -> None:
         say(f"--init {args.init} as it is: {report['init']}")
     layers = fit(arrays, train, config, init=init, progress=lambda e, n, loss, layers: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate(layers, arrays, test)}" if e % 5 == 0 else "")))
-    report |= {"data": args.data if len(datas) > 1 else datas[0], "linear_model": args.init or args.linear or learnt.BUNDLED,
+    report |= {"data": datas if len(datas) > 1 else datas[0], "linear_model": args.init or args.linear or learnt.BUNDLED,
                "init_net": args.init, "config": dataclasses.asdict(config),
                "train_positions": int(len(train)), "held_out": evaluate(layers, arrays, test),
                "train": evaluate(layers, arrays, train[:4096])}
