@@ -203,14 +203,43 @@ def forward(layers, x: jax.Array, lin: jax.Array) -> jax.Array:
     return out if x.ndim == 4 else out[0]
 
 
-def log_strengths(state: BoardState, path: str) -> jax.Array:
-    """float32 [M]: each cell's logit (0 off the board's points), the prior's log-strength."""
+# The board's 8 symmetries in the order `symmetries` takes them: the identity and the transpose
+# first, then the half turn and the anti-transpose (each prefix is a group, so an average over it
+# is as symmetric as its size allows).
+SYMMETRY_ORDER = (0, 4, 2, 6, 1, 3, 5, 7)
+
+
+def turn(a: jax.Array, k: int, axes=(0, 1)) -> jax.Array:
+    """Symmetry k (0-7) of the board axes: the transpose if k >= 4, then k % 4 quarter turns."""
+    return jnp.rot90(jnp.swapaxes(a, *axes) if k >= 4 else a, k % 4, axes=axes)
+
+
+def unturn(a: jax.Array, k: int, axes=(0, 1)) -> jax.Array:
+    """The inverse of `turn`."""
+    a = jnp.rot90(a, -(k % 4), axes=axes)
+    return jnp.swapaxes(a, *axes) if k >= 4 else a
+
+
+def symmetric_forward(layers, x: jax.Array, lin: jax.Array, symmetries: int = 1) -> jax.Array:
+    """float32 [N, N]: `forward` of ONE board's planes [N, N, C] averaged over the first
+    `symmetries` (1, 2, 4 or 8) of SYMMETRY_ORDER: each turned board's logits turned back.  The
+    planes do not depend on the orientation, so turning them is turning the board."""
+    if symmetries == 1:
+        return forward(layers, x, lin)
+    ks = SYMMETRY_ORDER[:symmetries]
+    out = forward(layers, jnp.stack([turn(x, k) for k in ks]), jnp.stack([turn(lin, k) for k in ks]))
+    return jnp.stack([unturn(out[i], k) for i, k in enumerate(ks)]).mean(0)
+
+
+def log_strengths(state: BoardState, path: str, symmetries: int = 1) -> jax.Array:
+    """float32 [M]: each cell's logit (0 off the board's points), the prior's log-strength;
+    `symmetries`: the net's logits averaged over that many of the board's symmetries."""
     layers, linear, size = load_net(path)
     m = state.color.shape[-1]
     if int(round(m ** 0.5)) - 2 != size:
         raise ModelError(f"prior net {path} was fitted on {size}x{size}, not {int(round(m ** 0.5)) - 2}")
     x, lin = planes(state, jnp.asarray(linear))
-    logit = forward(tuple((jnp.asarray(w), jnp.asarray(b)) for w, b in layers), x, lin)
+    logit = symmetric_forward(tuple((jnp.asarray(w), jnp.asarray(b)) for w, b in layers), x, lin, symmetries)
     cells = jnp.asarray(Geometry(size).point_to_cell)
     return jnp.zeros(m, jnp.float32).at[cells].set(logit.reshape(-1))
 

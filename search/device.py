@@ -90,11 +90,12 @@ class NodeFeatures(NamedTuple):
 
 
 def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, shape_tables=None,
-                   learnt_prior: str | None = None):
+                   learnt_prior: str | None = None, symmetries: int = 1):
     """The leaf boards (fields: kernels/state.numpy_fields, G x L, tree-major) as device states
     with their chains, and their NodeFeatures.  shape_tables: the shape model's
     ShapeModel.point_tables (device arrays), or None; learnt_prior: the learnt policy's model
-    file whose log-strengths are the prior's (NodeFeatures.shape), or None."""
+    file whose log-strengths are the prior's (NodeFeatures.shape), or None; symmetries: a prior
+    net's logits averaged over that many of the board's symmetries (SearchParams.prior_symmetries)."""
     states = jax.vmap(rules.with_chains)(with_placeholder_chains(fields))
     legal, capture = jax.vmap(rules.legal_and_capture_masks)(states)
     g = geometry_of(states)
@@ -114,29 +115,31 @@ def _prepare_round(fields: dict, with_prior: bool, with_pattern: bool = False, s
         shape = (by_pattern[mover[:, None], pattern] + by_line[None, :] + by_last[row(fields["last"])]
                  + by_prev[row(fields["prev"])])
     if learnt_prior is not None:
-        shape = learnt_log_strengths(states, learnt_prior)[:, cells]
+        shape = learnt_log_strengths(states, learnt_prior, symmetries)[:, cells]
     return states, NodeFeatures(legal[:, cells], capture[:, cells], leaf_prior_codes(states) if with_prior else None,
                                 pattern if with_pattern else None, shape)
 
 
-def learnt_log_strengths(states, path: str) -> jax.Array:
-    """float32 [boards, M]: the learnt prior's logits per cell: a prior net's (kernels/prior_net.py),
-    or the log of kernels/learnt.strengths."""
+def learnt_log_strengths(states, path: str, symmetries: int = 1) -> jax.Array:
+    """float32 [boards, M]: the learnt prior's logits per cell: a prior net's (kernels/prior_net.py,
+    averaged over `symmetries` of the board's), or the log of kernels/learnt.strengths."""
     if path and prior_net.is_net(path):
-        return jax.vmap(lambda s: prior_net.log_strengths(s, path))(states)
+        return jax.vmap(lambda s: prior_net.log_strengths(s, path, symmetries))(states)
     return jnp.log(jnp.maximum(jax.vmap(lambda s: learnt.strengths(s, path))(states), 1e-30))
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior", "value_model"))
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior", "value_model",
+                                             "symmetries"))
 def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
-                  learnt_prior: str | None = None, value_model: str | None = None):
+                  learnt_prior: str | None = None, value_model: str | None = None, symmetries: int = 1):
     """The leaf boards (kernels/state.packed_fields, G x L rows, tree-major) as device states with
     their chains, their NodeFeatures packed (NodeFeatures.packed), the MoGo verdicts (int8
     [G * L, P] or None, for the playouts' result) and the value head's probability that Black
     wins (float32 [G * L], or None without `value_model`), and the prior's logits (NodeFeatures.shape,
     float32 [G * L, P], or None; play_round's `first_logits`): a small call of its own, so that its
     answer comes back while the playouts of the same boards still run."""
-    states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)
+    states, v = _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior,
+                               symmetries)
     value = None
     if value_model:  # NaN at a leaf in tactics: a chain in atari, which the head misreads
         value = jnp.where(jax.vmap(rules.any_chain_in_atari)(states), jnp.nan,
@@ -144,12 +147,13 @@ def prepare_round(packed: jax.Array, with_prior: bool, with_pattern: bool = Fals
     return states, v.packed(), v.prior, value, v.shape
 
 
-@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior"))
+@functools.partial(jax.jit, static_argnames=("with_prior", "with_pattern", "learnt_prior", "symmetries"))
 def leaf_verdicts(packed: jax.Array, with_prior: bool, with_pattern: bool = False, shape_tables=None,
-                  learnt_prior: str | None = None) -> jax.Array:
+                  learnt_prior: str | None = None, symmetries: int = 1) -> jax.Array:
     """prepare_round's packed NodeFeatures alone (Simulator.verdicts_now): no device states to
     hand back."""
-    return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior)[1].packed()
+    return _prepare_round(unpack_fields(packed), with_prior, with_pattern, shape_tables, learnt_prior,
+                          symmetries)[1].packed()
 
 
 @functools.partial(jax.jit, static_argnames=("leaves", "k", "config", "devices", "value_weight", "first_temperature"))
@@ -280,6 +284,7 @@ class PriorPlan(NamedTuple):
     shape_model: str | None  # the shape model the device sums (NodeFeatures.shape), or None
     learnt_prior: str | None  # the learnt model or net whose logits NodeFeatures.shape holds, or None
     value_model: str | None = None  # the net whose value head is mixed into the playouts' outcomes, or None
+    symmetries: int = 1  # a prior net's logits averaged over this many of the board's symmetries
 
     @classmethod
     def of(cls, params: SearchParams) -> PriorPlan:
@@ -289,7 +294,7 @@ class PriorPlan(NamedTuple):
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         return cls(params.uses_mogo_verdicts, params.uses_shapes and not sums,
                    params.shape_model if sums else None, params.prior_model_path,
-                   params.value_model or None if params.value_weight > 0 else None)
+                   params.value_model or None if params.value_weight > 0 else None, params.prior_symmetries)
 
 
 class Simulator:
@@ -403,7 +408,7 @@ class Simulator:
                 value_model = plan.value_model if self.value_applies(plan, boards[0].komi) else None
                 states, verdicts, prior, value, logits = prepare_round(
                     packed_fields(boards), plan.with_prior, plan.with_pattern,
-                    self.shape_tables(boards[0].size, self.device), plan.learnt_prior, value_model)
+                    self.shape_tables(boards[0].size, self.device), plan.learnt_prior, value_model, plan.symmetries)
                 if prepared is not None:
                     prepared.set_result(verdicts)
                 reply = self.params.prior_reply
@@ -450,7 +455,7 @@ class Simulator:
         plan = self.plan(size)
         with jax.default_device(device) if device is not None else contextlib.nullcontext():
             packed = leaf_verdicts(packed_fields(boards), plan.with_prior, plan.with_pattern,
-                                   self.shape_tables(size, device), plan.learnt_prior)
+                                   self.shape_tables(size, device), plan.learnt_prior, plan.symmetries)
         return self._unpack(np.asarray(packed), size)
 
     def _unpack(self, rows: np.ndarray, size: int) -> NodeFeatures:
@@ -476,7 +481,8 @@ class Simulator:
         boards (their model is this simulator's; a forest may hold trees of other models), else None."""
         plan = self.plan(size)
         if params.prior_model_path is not None:
-            return verdicts.shape if params.prior_model_path == plan.learnt_prior else None
+            same = params.prior_model_path == plan.learnt_prior and params.prior_symmetries == plan.symmetries
+            return verdicts.shape if same else None
         return verdicts.shape if params.uses_shapes and params.shape_model == plan.shape_model else None
 
     def _cmc_tables(self, size: int):

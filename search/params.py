@@ -49,6 +49,8 @@ class SearchParams:
                               "bundled net (9x9, 13x13), else shape; chosen by matches, bench/results/strength/README.md)")
     prior_model: str = flag("", "--prior learnt / net / auto: its model (.npz from `gojax learn-policy` or "
                                 "`gojax learn-net`; empty: the bundled one for the board size)", metavar="NPZ")
+    prior_symmetries: int = flag(1, "--prior net: the net's logits averaged over S of the board's 8 symmetries "
+                                    "(1, 2, 4 or 8; the net runs S times per new node)", metavar="S")
     prior_equiv: float = flag(25.0, "M, the prior's equivalent experience: C(s,a) = C~(s,a) = M (set against "
                                     "Pachi; bench/results/strength/README.md)")
     prior_amaf_equiv: float = flag(-1.0, "C~(s,a), the prior's equivalent experience on the AMAF side alone "
@@ -183,6 +185,8 @@ class SearchParams:
             raise ValueError(f"puct must be >= 0 (0: off), got {self.puct}")
         if self.puct and self.prior in ("none", "shape_wins"):
             raise ValueError(f"puct needs a prior that gives each move a value H (not {self.prior!r})")
+        if self.prior_symmetries not in (1, 2, 4, 8):
+            raise ValueError(f"prior_symmetries must be 1, 2, 4 or 8, got {self.prior_symmetries}")
         if self.prior_reply < 0:
             raise ValueError(f"prior_reply must be >= 0 (a temperature; 0: off), got {self.prior_reply}")
         for name, low in (("leaves", 1), ("playouts_per_leaf", 1), ("max_nodes", 2), ("expand_after", 0)):

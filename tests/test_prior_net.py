@@ -282,3 +282,39 @@ def test_branched_lines_are_packed_replayed_and_held_out_with_their_games(monkey
     assert list(by_data) == [str(KATAGO), str(tmp_path / "positions.npz")]
     assert sum(r["positions"] for r in by_data.values()) == report["held_out"]["positions"]
     assert by_data[str(tmp_path / "positions.npz")]["positions"] in (3, 6)  # one game of three, with its lines
+
+
+@pytest.mark.parametrize("k", [1, 4, 6])
+def test_the_net_averaged_over_all_eight_symmetries_turns_with_the_board(k):
+    """--prior-symmetries 8: the prior of a turned board is the turned prior; the net alone is not
+    symmetric, so the average is what makes it so."""
+    moves = ("E5", "C3", "G7", "D4", "C4", "F3")
+    grid = np.arange(81).reshape(9, 9)  # row 0 the bottom row, as the points are numbered
+    where = np.asarray(prior_net.turn(grid, k))  # where[r, c]: the point that symmetry k puts at (r, c)
+    plain, turned = Board(9), Board(9)
+    for v in moves:
+        p = plain.geometry.from_gtp(v)
+        plain.play(p)
+        turned.play(int(np.argwhere(where == p)[0] @ (9, 1)))
+    cells = plain.geometry.point_to_cell
+
+    def prior(b, symmetries):
+        return np.asarray(prior_net.log_strengths(from_host(b), prior_net.BUNDLED, symmetries))[cells].reshape(9, 9)
+    legal = np.asarray(learnt.rules.legal_mask(from_host(turned), exclude_eyes=True))[cells].reshape(9, 9)
+    want = np.asarray(prior_net.turn(prior(plain, 8), k))
+    np.testing.assert_allclose(prior(turned, 8)[legal], want[legal], atol=1e-4)
+    assert np.abs(prior(turned, 1)[legal] - np.asarray(prior_net.turn(prior(plain, 1), k))[legal]).max() > 1e-2
+
+
+def test_a_search_reads_the_symmetric_prior_and_refuses_a_count_that_is_no_subgroup():
+    b = Board(9)
+    for v in ("E5", "C3", "G7"):
+        b.play(b.geometry.from_gtp(v))
+    priors = []
+    for s in (1, 4):
+        search = Search(b, SearchParams(leaves=4, playouts_per_leaf=2, prior="net", prior_symmetries=s, seed=3))
+        search.run(simulations=48, stop_early=False)
+        priors.append(np.asarray(search.tree.prior[:search.tree.num_nodes]))
+    assert priors[0].shape == priors[1].shape and not np.array_equal(priors[0], priors[1])
+    with pytest.raises(ValueError, match="prior_symmetries must be 1, 2, 4 or 8"):
+        SearchParams(prior_symmetries=3)
