@@ -113,7 +113,12 @@ def children(rows: list[dict], depth: int) -> list[tuple]:
 
 def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
     done = {key(r["game"], r["move"], tuple(r.get("branch", ()))) for r in rows}
-    roots = [(g, k, ()) for g, k in sample(data, args.count, args.first, args.last, args.seed)]
+    if args.lines:  # the nodes bench/tree_lines.py drew, in its order
+        with open(args.lines) as f:
+            asked = [json.loads(line) for line in f if line.strip()]
+        roots = [(r["game"], r["move"], tuple(r["branch"])) for r in asked if r.get("branch")]
+    else:
+        roots = [(g, k, ()) for g, k in sample(data, args.count, args.first, args.last, args.seed)]
     todo = collections.deque(x for x in children(rows, args.branch) + roots if key(*x) not in done)
     print(f"{len(done)} positions there, {len(todo)} to ask KataGo for" +
           (f" (and up to {args.branch} drawn moves after each)" if args.branch else ""), file=sys.stderr, flush=True)
@@ -150,7 +155,9 @@ def collect(args, data: dict, size: int, lines: Path, rows: list[dict]) -> None:
             pol = to_points(r["policy"], size)
             row = {"game": g, "move": k, "value": r["rootInfo"]["winrate"], "lead": r["rootInfo"]["scoreLead"],
                    "pass": r["policy"][size * size], "policy": [round(float(x), 5) for x in pol]}
-            if args.branch:
+            if args.lines:
+                row["branch"] = list(branch)
+            elif args.branch:
                 row |= {"branch": list(branch), "drawn": draw(pol, args.branch_temperature, args.seed, g, k, branch)}
                 todo.extendleft(children([row], args.branch))
             f.write(json.dumps(row) + "\n")
@@ -249,18 +256,8 @@ def pack_lines(data: dict, size: int, out: Path, rows: list[dict], source: str, 
         family.append(index[g])
         first_white.append(data["first_white"][g])
         komi.append(data["komi"][g])
-    width = max(len(m) for m in line_moves)
-    moves_arr = np.full((len(line_moves), width), -2, np.int16)
-    for i, m in enumerate(line_moves):
-        moves_arr[i, :len(m)] = m
-    policy = np.array([r["policy"] for r in kept], np.float32)
-    percent = percents(policy)
-    name = f"KataGo b10 policy, drawn at T = {temperature:g}"
-    np.savez_compressed(out / "positions.npz", size=size, moves=moves_arr, first_white=np.array(first_white),
-                        komi=np.array(komi, np.float32), game=np.array(game, np.int32), move=np.array(move, np.int16),
-                        next=np.array(nxt, np.int16), percent=percent, policy=policy,
-                        player=np.zeros(len(kept), np.int16), player_names=np.array([name]),
-                        family=np.array(family, np.int32), value=np.array([r["value"] for r in kept], np.float32))
+    _save_lines(out, size, line_moves, family, first_white, komi, game, move, nxt, kept,
+                f"KataGo b10 policy, drawn at T = {temperature:g}")
     depth = np.bincount([len(r["branch"]) for r in kept])
     shown = in_repo(out)
     env = f"SIZE={size} " if size != 9 else ""
@@ -277,6 +274,56 @@ def pack_lines(data: dict, size: int, out: Path, rows: list[dict], source: str, 
             *SHIPPED]
     (out / "CARD.md").write_text("\n".join(card) + "\n")
     print(f"{len(kept)} positions on {len(line_moves)} lines -> {out / 'positions.npz'}", file=sys.stderr)
+
+
+def _save_lines(out: Path, size: int, line_moves: list, family: list, first_white: list, komi: list, game: list,
+                move: list, nxt: list, kept: list[dict], name: str) -> None:
+    """OUT/positions.npz of positions on lines: one row of `moves` per line, `game` the line of each
+    position, `family` the source game of each line."""
+    width = max(len(m) for m in line_moves)
+    moves_arr = np.full((len(line_moves), width), -2, np.int16)
+    for i, m in enumerate(line_moves):
+        moves_arr[i, :len(m)] = m
+    policy = np.array([r["policy"] for r in kept], np.float32)
+    np.savez_compressed(out / "positions.npz", size=size, moves=moves_arr, first_white=np.array(first_white),
+                        komi=np.array(komi, np.float32), game=np.array(game, np.int32), move=np.array(move, np.int16),
+                        next=np.array(nxt, np.int16), percent=percents(policy), policy=policy,
+                        player=np.zeros(len(kept), np.int16), player_names=np.array([name]),
+                        family=np.array(family, np.int32), value=np.array([r["value"] for r in kept], np.float32))
+
+
+def pack_tree(data: dict, size: int, out: Path, rows: list[dict], source: str, ask: str) -> None:
+    """`pack` for `--lines` answers (bench/tree_lines.py): each position is a line of its own, the
+    game's moves then the tree's moves to the node, ended by KataGo's favourite there (`next`)."""
+    rows = sorted(rows, key=lambda r: (r["game"], r["move"], r["branch"]))
+    games = sorted({r["game"] for r in rows})
+    index = {g: i for i, g in enumerate(games)}
+    line_moves, family, game, move, nxt = [], [], [], [], []
+    for r in rows:
+        best = int(np.argmax(r["policy"]))
+        line_moves.append(data["moves"][r["game"]][:r["move"]].tolist() + r["branch"] + [best])
+        family.append(index[r["game"]])
+        game.append(len(line_moves) - 1)
+        move.append(r["move"] + len(r["branch"]))
+        nxt.append(best)
+    _save_lines(out, size, line_moves, family, [data["first_white"][r["game"]] for r in rows],
+                [data["komi"][r["game"]] for r in rows], game, move, nxt, rows, "KataGo b10 policy at gojax's tree nodes")
+    depth = np.bincount([len(r["branch"]) for r in rows])
+    env = f"SIZE={size} " if size != 9 else ""
+    card = [f"# Teacher positions: {out.name}", "",
+            f"- {len(rows)} positions at nodes of gojax's search trees, from {len(games)} {size}x{size} games of {source}:",
+            "  bench/tree_lines.py searched sampled game positions and drew nodes with enough simulations;",
+            "  each position is its node's line of moves from the game position: "
+            + ", ".join(f"{n} at depth {d}" for d, n in enumerate(depth.tolist()) if n) + ".",
+            "- `moves` holds one row per position's line, `family` the source game of each (learn-policy and",
+            "  learn-net hold out whole families); `next` is KataGo's favourite.",
+            *LABEL,
+            f"- Regenerate: `{env}python bench/tree_lines.py {ask} --out {in_repo(out)}`, then `{env}python "
+            f"bench/teacher_policy.py {ask} --lines {in_repo(out)}/tree_lines.jsonl --out {in_repo(out)}` and the "
+            "same with `--pack`.",
+            *SHIPPED]
+    (out / "CARD.md").write_text("\n".join(card) + "\n")
+    print(f"{len(rows)} positions at tree nodes -> {out / 'positions.npz'}", file=sys.stderr)
 
 
 def main() -> None:
@@ -298,11 +345,16 @@ def main() -> None:
                          "the games learn-policy and learn-net hold out stay held out as the data grows)")
     ap.add_argument("--branch", type=int, default=0, metavar="D",
                     help="also ask for the positions after up to D moves drawn from KataGo's policy")
+    ap.add_argument("--lines", metavar="JSONL", default="",
+                    help="ask for the positions in this bench/tree_lines.py file instead of a sample (with the "
+                         "same --games); --pack then packs each as its own line")
     ap.add_argument("--branch-temperature", type=float, default=2.0, metavar="T",
                     help="--branch: draw from p^(1/T); above 1 flatter, as a search explores")
     args = ap.parse_args()
     if args.branch < 0 or args.branch_temperature <= 0:
         ap.error("--branch must be >= 0 and --branch-temperature > 0")
+    if args.lines and args.branch:
+        ap.error("--lines asks for the nodes a search drew: no --branch beside it")
     if args.games:
         data = from_games(args.games, args.size)
     else:
@@ -334,7 +386,9 @@ def main() -> None:
             + f"--first {args.first} --last {args.last} --count {args.count}"
         if args.branch:
             ask += f" --branch {args.branch} --branch-temperature {args.branch_temperature}"
-        if any("branch" in r for r in rows):
+        if args.lines:
+            pack_tree(data, size, out, rows, source, ask.replace(f" --count {args.count}", ""))
+        elif any("branch" in r for r in rows):
             pack_lines(data, size, out, rows, source, (args.first, args.last), ask, args.branch_temperature)
         else:
             pack(data, size, out, rows, source, (args.first, args.last), args.games_of, ask)

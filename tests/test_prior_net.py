@@ -284,6 +284,46 @@ def test_branched_lines_are_packed_replayed_and_held_out_with_their_games(monkey
     assert by_data[str(tmp_path / "positions.npz")]["positions"] in (3, 6)  # one game of three, with its lines
 
 
+def test_nodes_of_a_search_tree_pack_as_lines_that_replay_to_them(monkeypatch, tmp_path):
+    """bench/tree_lines.py: the nodes of a real search below a game position, by their paths; then
+    teacher_policy.py --lines packs each asked node as a line of its own that replays to it, ended
+    by the teacher's favourite, with its source game as its family."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent / "bench"))
+    import teacher_policy
+    import tree_lines
+    folder = Path(__file__).parent.parent / "bench" / "results" / "strength" / "pachi_3000_prior_net_katago" / "games"
+    data = teacher_policy.from_games([str(f) for f in sorted(folder.glob("*.sgf"))[:2]], 9)
+    rows, boards = [], {}
+    for g, k in ((0, 10), (1, 7)):
+        root = tree_lines.position(data, g, k, 9)
+        search = Search(root, SearchParams(leaves=4, playouts_per_leaf=2, seed=g))
+        search.run(simulations=96, stop_early=False)
+        paths = tree_lines.tree_nodes(search, min_visits=4, max_depth=3)
+        assert paths and all(1 <= len(p) <= 3 for p in paths) and len({tuple(p) for p in paths}) == len(paths)
+        for path in paths[:3]:
+            b = root.copy()
+            for p in path:
+                b.play(p)  # a legal line from the game position (play raises otherwise)
+            boards[(g, k, tuple(path))] = b
+            policy = np.full(81, -1.0, np.float32)
+            policy[b.legal_points()] = 0.01
+            policy[b.legal_points()[0]] = 0.5
+            rows.append({"game": g, "move": k, "branch": path, "value": 0.5, "policy": policy.tolist()})
+    teacher_policy.pack_tree(data, 9, tmp_path, rows[::-1], "two games", "--games G")
+    with np.load(tmp_path / "positions.npz") as f:
+        packed = {k: f[k] for k in f.files}
+    from gojax import learn_policy
+    replayed = learn_policy.replay(packed)
+    assert len(replayed) == len(rows) and sorted(set(packed["family"].tolist())) == [0, 1]
+    for i, line in enumerate(packed["game"].tolist()):
+        g = [0, 1][packed["family"][line]]
+        k = [10, 7][g]
+        branch = tuple(packed["moves"][line][k:packed["move"][i]].tolist())
+        assert replayed[i].same_position(boards[(g, k, branch)])
+        assert packed["next"][i] == boards[(g, k, branch)].legal_points()[0]
+    assert "depth 1" in (tmp_path / "CARD.md").read_text() or "depth 2" in (tmp_path / "CARD.md").read_text()
+
+
 @pytest.mark.parametrize("k", [1, 4, 6])
 def test_the_net_averaged_over_all_eight_symmetries_turns_with_the_board(k):
     """--prior-symmetries 8: the prior of a turned board is the turned prior; the net alone is not
