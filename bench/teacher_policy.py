@@ -292,9 +292,10 @@ def _save_lines(out: Path, size: int, line_moves: list, family: list, first_whit
                         family=np.array(family, np.int32), value=np.array([r["value"] for r in kept], np.float32))
 
 
-def pack_tree(data: dict, size: int, out: Path, rows: list[dict], source: str, ask: str) -> None:
+def pack_tree(data: dict, size: int, out: Path, rows: list[dict], source: str, ask: str, drew: str = "") -> None:
     """`pack` for `--lines` answers (bench/tree_lines.py): each position is a line of its own, the
-    game's moves then the tree's moves to the node, ended by KataGo's favourite there (`next`)."""
+    game's moves then the tree's moves to the node, ended by KataGo's favourite there (`next`);
+    `drew`: the tree_lines.py command that drew the nodes."""
     rows = sorted(rows, key=lambda r: (r["game"], r["move"], r["branch"]))
     games = sorted({r["game"] for r in rows})
     index = {g: i for i, g in enumerate(games)}
@@ -318,7 +319,7 @@ def pack_tree(data: dict, size: int, out: Path, rows: list[dict], source: str, a
             "- `moves` holds one row per position's line, `family` the source game of each (learn-policy and",
             "  learn-net hold out whole families); `next` is KataGo's favourite.",
             *LABEL,
-            f"- Regenerate: `{env}python bench/tree_lines.py {ask} --out {in_repo(out)}`, then `{env}python "
+            f"- Regenerate: `{env}{drew or f'python bench/tree_lines.py {ask} --out {in_repo(out)}'}`, then `{env}python "
             f"bench/teacher_policy.py {ask} --lines {in_repo(out)}/tree_lines.jsonl --out {in_repo(out)}` and the "
             "same with `--pack`.",
             *SHIPPED]
@@ -387,7 +388,9 @@ def main() -> None:
         if args.branch:
             ask += f" --branch {args.branch} --branch-temperature {args.branch_temperature}"
         if args.lines:
-            pack_tree(data, size, out, rows, source, ask.replace(f" --count {args.count}", ""))
+            drew = Path(args.lines).with_name("tree_lines.command")
+            pack_tree(data, size, out, rows, source, ask.replace(f" --count {args.count}", ""),
+                      drew.read_text().strip() if drew.exists() else "")
         elif any("branch" in r for r in rows):
             pack_lines(data, size, out, rows, source, (args.first, args.last), ask, args.branch_temperature)
         else:

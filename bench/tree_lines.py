@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -88,6 +89,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "tree_lines.jsonl"
+    # the card that teacher_policy.py --pack writes quotes this command
+    (out / "tree_lines.command").write_text(shlex.join(["python", "bench/tree_lines.py"] + sys.argv[1:]) + "\n")
     done = set()
     if path.exists():
         for line in path.read_text().splitlines():
