@@ -10,8 +10,9 @@ script samples game positions the way bench/teacher_policy.py does (the same `--
 `--first` and `--last` give the same games and positions), searches each with gojax at its
 defaults (or `--set FIELD=VALUE`), and writes up to `--per-root` of the tree's nodes with at least
 `--min-visits` simulations, at most `--max-depth` moves below the root, drawn uniformly (seeded by
-the position): one JSON line each, {"game", "move", "branch": [points]}, the moves from the game
-position to the node (gojax points, row 0 the bottom row).  A rerun skips the positions done.
+the position): one JSON line each, {"game", "move", "branch": [points], "sims", "black_wins"}: the
+moves from the game position to the node (gojax points, row 0 the bottom row), the simulations
+through the node and Black's share of wins in them.  A rerun skips the positions done.
 teacher_policy.py `--lines` then asks KataGo for each and packs each as a line of its own.
 """
 
@@ -49,9 +50,9 @@ def position(data: dict, g: int, k: int, size: int) -> Board:
     return board
 
 
-def tree_nodes(search: Search, min_visits: int, max_depth: int) -> list[list[int]]:
-    """The paths (points from the root) of the tree's nodes with >= min_visits simulations, at
-    depth 1 .. max_depth, none through a pass, in node order."""
+def tree_nodes(search: Search, min_visits: int, max_depth: int) -> list[tuple[list[int], int]]:
+    """(path: the points from the root, node index) of the tree's nodes with >= min_visits
+    simulations, at depth 1 .. max_depth, none through a pass, in node order."""
     tree = search.tree
     n = tree.num_nodes
     paths: dict[int, list[int] | None] = {search.root: []}
@@ -63,7 +64,7 @@ def tree_nodes(search: Search, min_visits: int, max_depth: int) -> list[list[int
         up = paths.get(parent)
         paths[i] = None if up is None or action == tree.pass_action or len(up) >= max_depth else up + [action]
         if paths[i] is not None and tree.sims[i] >= min_visits:
-            out.append(paths[i])
+            out.append((paths[i], i))
     return out
 
 
@@ -109,7 +110,11 @@ def main() -> None:
             nodes = tree_nodes(search, args.min_visits, args.max_depth)
             rng = np.random.default_rng([args.seed, g, k])
             pick = rng.choice(len(nodes), size=min(args.per_root, len(nodes)), replace=False) if nodes else []
-            rows = [{"game": g, "move": k, "branch": nodes[j]} for j in sorted(pick)]
+            tree = search.tree
+            # the node's simulations and Black's share of wins in them: the search's own value there
+            rows = [{"game": g, "move": k, "branch": nodes[j][0], "sims": int(tree.sims[nodes[j][1]]),
+                     "black_wins": round(float(tree.wins[nodes[j][1]] / tree.sims[nodes[j][1]]), 4)}
+                    for j in sorted(pick)]
             # a position with no node to give still counts as searched
             for r in rows or [{"game": g, "move": k, "branch": None}]:
                 f.write(json.dumps(r) + "\n")

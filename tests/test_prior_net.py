@@ -298,7 +298,9 @@ def test_nodes_of_a_search_tree_pack_as_lines_that_replay_to_them(monkeypatch, t
         root = tree_lines.position(data, g, k, 9)
         search = Search(root, SearchParams(leaves=4, playouts_per_leaf=2, seed=g))
         search.run(simulations=96, stop_early=False)
-        paths = tree_lines.tree_nodes(search, min_visits=4, max_depth=3)
+        nodes = tree_lines.tree_nodes(search, min_visits=4, max_depth=3)
+        assert all(search.tree.sims[i] >= 4 for _, i in nodes)
+        paths = [p for p, _ in nodes]
         assert paths and all(1 <= len(p) <= 3 for p in paths) and len({tuple(p) for p in paths}) == len(paths)
         for path in paths[:3]:
             b = root.copy()
