@@ -112,7 +112,7 @@ def evaluate(layers, arrays, idx: np.ndarray, chunk: int = 2048) -> dict:
 
 def _turn(a: jax.Array, k: int) -> jax.Array:
     """One of the 8 symmetries of the board axes (1, 2) of a batch."""
-    return jnp.rot90(jnp.swapaxes(a, 1, 2) if k >= 4 else a, k % 4, axes=(1, 2))
+    return prior_net.turn(a, k, axes=(1, 2))
 
 
 def adam_epochs(params, loss, batches: tuple[np.ndarray, ...], train: np.ndarray, epochs: int, batch: int,
