@@ -2,8 +2,9 @@
 
 The persistent XLA compilation cache (gojax/runtime.compile_cache_dir) is a fresh temporary folder
 for each run, removed at exit: a test run neither depends on nor fills ~/.cache/gojax/xla, and the
-GTP, analysis and match engines the tests start, and this process after it drops its in-memory
-caches, load the kernels compiled earlier in the same run instead of compiling them again.
+processes the tests start (engines, bench/ scripts, notebooks), and this process after it drops
+its in-memory caches, load the kernels compiled earlier in the same run instead of compiling them
+again: most of a started process's time is its compiles.
 tests/test_gtp_transcripts.py gives its engines a cache of their own to test the cache itself.
 
 JAX's in-memory caches are dropped once the process holds many memory mappings: XLA's CPU backend
@@ -19,9 +20,16 @@ import tempfile
 
 import pytest
 
-_CACHE = tempfile.mkdtemp(prefix="gojax-test-xla-")
-atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+# pytest-xdist's workers inherit the folder from the run's first process, which removes it.
+_CACHE = os.environ.get("GOJAX_TEST_CACHE", "")
+if not _CACHE:
+    _CACHE = os.environ["GOJAX_TEST_CACHE"] = tempfile.mkdtemp(prefix="gojax-test-xla-")
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 os.environ["GOJAX_COMPILE_CACHE"] = _CACHE
+# The same folder for the other processes the tests start (`python -c`, bench/ scripts, `gojax
+# bench`, notebooks), which do not turn gojax's cache on: JAX reads these two variables itself.
+os.environ["JAX_COMPILATION_CACHE_DIR"] = _CACHE
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
 from gojax.runtime import enable_compile_cache  # noqa: E402  (after the variable its engines inherit)
 
 enable_compile_cache(_CACHE)

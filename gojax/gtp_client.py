@@ -33,6 +33,9 @@ class GtpClient:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
         self._next_id = 1
+        # Set when a reply did not come in time: the engine still owes it, so any later reply is
+        # out of step, and close() kills it instead of waiting for a `quit` it may never read.
+        self.timed_out = False
 
     def _exit(self) -> str:
         """How the process ended: its exit code once it has (waiting a moment for it), or a signal."""
@@ -46,6 +49,7 @@ class GtpClient:
         while b"\n\n" not in self._buffer.replace(b"\r", b""):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                self.timed_out = True
                 raise GtpEngineError(f"no reply within the time limit from {self.argv[0]}")
             if not self._selector.select(timeout=remaining):
                 continue
@@ -95,6 +99,9 @@ class GtpClient:
         return True
 
     def close(self, timeout: float = 5.0) -> None:
+        if self.proc.poll() is None and self.timed_out:
+            self.proc.kill()
+            self.proc.wait()
         if self.proc.poll() is None:
             try:
                 self.send("quit", timeout=timeout)

@@ -80,6 +80,21 @@ def test_broken_engines_forfeit_and_forfeits_are_not_results(tmp_path, mode, wor
     assert "forfeits (not counted above): broken 2, gnugo 0" in format_summary(summary, "broken", "gnugo")
 
 
+def test_an_engine_that_missed_its_time_limit_is_killed_at_once_on_close():
+    """A hung engine still owes its reply, so it cannot be asked to quit: close() kills it
+    rather than waiting twice for a `quit` it never reads."""
+    import time
+
+    from gojax.gtp_client import GtpClient, GtpEngineError
+    client = GtpClient(f"{BROKEN} hang")
+    assert client.send("boardsize 5") == "" and not client.timed_out
+    with pytest.raises(GtpEngineError, match="no reply within the time limit"):
+        client.send("genmove b", timeout=0.5)
+    start = time.monotonic()
+    client.close()
+    assert client.timed_out and client.proc.poll() is not None and time.monotonic() - start < 2.0
+
+
 @pytest.mark.parametrize("mode, words", [("nostart", "ModuleNotFoundError"), ("crash-first", "broken_engine: crashing")])
 def test_an_engine_that_dies_before_its_first_move_stops_the_match_with_its_error(tmp_path, mode, words):
     cfg = MatchConfig(engine_a=gnugo(), engine_b=f"{BROKEN} {mode}", games=4, size=5, out=str(tmp_path),
