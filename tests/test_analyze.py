@@ -72,7 +72,7 @@ def test_an_interrupted_run_says_so_and_the_same_command_goes_on(tmp_path):
 def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
     """jax.distributed on one machine (a local coordinator, CPU collectives over gloo): each
     process searches every other batch of 3 positions on its own devices, process 0 writes, and
-    the rows are the bytes one process writes, here as they resume a run cut short."""
+    the rows are the bytes one process writes.  Then a run cut short resumes: its rows again."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
 
     def two_processes(out):  # `gojax analyze --coordinator ...`, as on two hosts
@@ -88,13 +88,12 @@ def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
             _, err = p.communicate(timeout=600)
             assert p.returncode == 0, err.decode()[-2000:]
 
-    one = tmp_path / "one.jsonl"
+    two, one = tmp_path / "two.jsonl", tmp_path / "one.jsonl"
+    two_processes(two)
     run_analyze([GAME], str(one), simulations=32, params=PARAMS, trees=3, playouts=16, progress=False)
-    assert one.read_bytes().count(b"\n") == 13
+    assert two.read_bytes() == one.read_bytes() and one.read_bytes().count(b"\n") == 13
     lines = one.read_text().splitlines(keepends=True)
-    # A run that lost a process during row 1: the two processes write the other 12 rows (one
-    # pair of processes, not two: each compiles its kernels, the test's main cost).
     cut = tmp_path / "cut.jsonl"
-    cut.write_text(lines[0] + lines[1][:30])
+    cut.write_text("".join(lines[:4]) + lines[4][:30])  # a run that lost a process during row 4
     two_processes(cut)
     assert cut.read_bytes() == one.read_bytes()
