@@ -250,7 +250,7 @@ def _escapes_on_boards(board: Board, p: int, budget: int = 60) -> bool:
         ls = libs(b, q)
         if len(ls) != 2:
             return len(ls) >= 3
-        for a in ls:
+        for a in sorted(ls):  # the attacker's ataris in the order of the points, as the reader tries them
             other = next(iter(ls - {a}))
             after = b.copy()
             try:
