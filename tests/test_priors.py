@@ -4,6 +4,8 @@ eye fills, self-atari of more than one stone, a ladder run), neutral everything 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -288,3 +290,19 @@ def test_the_ladder_reader_equals_the_read_on_host_boards(size):
             b.play(int(rng.choice(pts)))
     outcomes = len(seen_outcomes)
     assert reads >= 50 and outcomes == 2
+
+
+def test_the_compiled_ladder_reader_loads_from_numba_s_cache_in_a_new_process(tmp_path):
+    """The reader is compiled once and cached; a later process loads it (a compiled recursive
+    function crashed there): two fresh processes read the same ladder, the second from the cache."""
+    import subprocess
+    import sys
+    code = ("from gojax.kernels.host import Board; from gojax.search.tactics import extension_escapes\n"
+            f"b = Board.from_ascii('''{LADDER.format(breaker='.')}''', to_play=2)\n"
+            "print(extension_escapes(b, b.geometry.from_gtp('E5')))")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "False"  # Black runs it down the ladder
+    assert any(tmp_path.rglob("*.nbi"))  # the second process had a cache to load
