@@ -309,7 +309,12 @@ def evaluate_value(head, x: np.ndarray, y: np.ndarray, idx: np.ndarray, doubt=(0
     in doubt (teacher value within `doubt`), beside the error of a constant guess (the variance)."""
     head = head._replace(komi=0.0)
     pred = np.concatenate([np.asarray(_value_predict(head, x[idx[s:s + 2048]])) for s in range(0, len(idx), 2048)])
-    t = y[idx]
+    return value_agreement(pred, y[idx], doubt)
+
+
+def value_agreement(pred: np.ndarray, t: np.ndarray, doubt=(0.15, 0.85)) -> dict:
+    """Squared error and correlation of values `pred` to the teacher's `t`, all of them and those
+    in doubt (t within `doubt`), beside the error of a constant guess (the variance)."""
     out = {}
     for name, m in (("all", np.ones(len(t), bool)), ("in_doubt", (t >= doubt[0]) & (t <= doubt[1]))):
         if m.sum() < 2:

@@ -101,14 +101,7 @@ def fit(f: np.ndarray, y: np.ndarray, hidden: int, epochs: int, batch: int = 256
 
 
 def measure(pred: np.ndarray, t: np.ndarray) -> dict:
-    out = {}
-    for name, m in (("all", np.ones(len(t), bool)), ("in_doubt", (t >= DOUBT[0]) & (t <= DOUBT[1]))):
-        if m.sum() < 2:
-            continue
-        out[name] = {"positions": int(m.sum()), "squared_error": round(float(((pred[m] - t[m]) ** 2).mean()), 4),
-                     "constant_guess": round(float(t[m].var()), 4),
-                     "correlation": round(float(np.corrcoef(pred[m], t[m])[0, 1]), 3)}
-    return out
+    return learn_net.value_agreement(pred, t, DOUBT)
 
 
 def main() -> None:
