@@ -151,14 +151,20 @@ def has_value(path: str) -> bool:
         return False
 
 
+def value_features(trunk, x: jax.Array) -> jax.Array:
+    """float32 [B, 2 C]: the mean and the max over the board of each channel of the `trunk`'s
+    convolutions ((w, b) per layer, ReLU after each) of planes x [B, N, N, C_in]."""
+    h = x
+    for w, b in trunk:
+        h = jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "SAME",
+                                                     dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
+    return jnp.concatenate([h.mean((1, 2)), h.max((1, 2))], -1)
+
+
 def value_forward(head, x: jax.Array) -> jax.Array:
     """float32 [B] logits (side to move wins) from planes [B, N, N, C]; `head` a ValueHead whose
     arrays may be device arrays (its komi is not read)."""
-    h = x
-    for w, b in head.trunk:
-        h = jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "SAME",
-                                                     dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
-    pooled = jnp.concatenate([h.mean((1, 2)), h.max((1, 2))], -1)
+    pooled = value_features(head.trunk, x)
     return jax.nn.relu(pooled @ head.hidden_w + head.hidden_b) @ head.out_w + head.out_b
 
 

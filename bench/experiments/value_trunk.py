@@ -35,13 +35,7 @@ from gojax.kernels import prior_net  # noqa: E402
 DOUBT = (0.15, 0.85)
 
 
-@jax.jit
-def _pooled(trunk, x):
-    h = x
-    for w, b in trunk:
-        h = jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "SAME",
-                                                     dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
-    return jnp.concatenate([h.mean((1, 2)), h.max((1, 2))], -1)
+_pooled = jax.jit(prior_net.value_features)
 
 
 def pooled(trunk, x: np.ndarray, chunk: int = 512) -> np.ndarray:
