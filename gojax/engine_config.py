@@ -287,7 +287,7 @@ def params_from_args(args, **overrides) -> SearchParams:
     if params.prior_model_path is not None:  # the tree's prior reads its own model (a linear one or a net)
         from gojax.kernels.prior_net import model_size
         model_size(params.prior_model_path)
-    if params.value_weight > 0 and params.value_model:
+    if params.value_weight != 0 and params.value_model:  # negative: auto, 0.25 with this model
         from gojax.kernels.prior_net import load_value
         load_value(params.value_model)
     return params

@@ -47,7 +47,8 @@ from gojax.kernels.state import BoardState
 NET_FORMAT = 1  # bump when `planes` changes
 DATA = Path(__file__).parent / "data"
 # `--prior net`: 48 x 6, fitted to KataGo's policy on 9x9 positions of games and of lines branching
-# off them (bench/results/teacher/katago9_branch/net_48x6.npz)
+# off them (bench/results/teacher/katago9_branch/net_48x6.npz), with the value head of
+# katago9_branch2/net48x6_value.npz (its own trunk, fitted to KataGo's values at komi 7.5)
 BUNDLED = str(DATA / "net9.npz")
 # net13.npz holds the first 9x9 net's weights unchanged (32 x 5, katago9_policy/net_katago9.npz;
 # `gojax learn-net --init net_katago9.npz --epochs 0` on 13x13 KataGo labels): it won its 13x13

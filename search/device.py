@@ -285,6 +285,7 @@ class PriorPlan(NamedTuple):
     learnt_prior: str | None  # the learnt model or net whose logits NodeFeatures.shape holds, or None
     value_model: str | None = None  # the net whose value head is mixed into the playouts' outcomes, or None
     symmetries: int = 1  # a prior net's logits averaged over this many of the board's symmetries
+    value_weight: float = 0.0  # w of the value head's mix (SearchParams.value_weight, resolved)
 
     @classmethod
     def of(cls, params: SearchParams) -> PriorPlan:
@@ -294,7 +295,8 @@ class PriorPlan(NamedTuple):
         sums = params.uses_shapes and not shape.load_model(params.shape_model).uses_diamond
         return cls(params.uses_mogo_verdicts, params.uses_shapes and not sums,
                    params.shape_model if sums else None, params.prior_model_path,
-                   params.value_model or None if params.value_weight > 0 else None, params.prior_symmetries)
+                   params.value_model or None if params.value_weight > 0 else None, params.prior_symmetries,
+                   max(params.value_weight, 0.0))
 
 
 class Simulator:
@@ -414,7 +416,7 @@ class Simulator:
                 reply = self.params.prior_reply
                 res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
                                  L, self.k, self.config, self.devices, value,
-                                 self.params.value_weight if value_model else 0.0,
+                                 plan.value_weight if value_model else 0.0,
                                  logits if reply > 0 else None, reply if reply > 0 else 1.0)
         except Exception as err:
             if prepared is not None and not prepared.done():  # its waiter must not wait forever

@@ -24,6 +24,11 @@ CHOICES = {"fallback": FALLBACKS, "selection": SELECTIONS, "schedule": SCHEDULES
            "in_flight": IN_FLIGHT}
 
 
+# --value-weight auto: the weight of the value head's matches against Pachi at 3,000 simulations
+# (bench/results/strength/README.md, "A value head on the net's trunk")
+AUTO_VALUE_WEIGHT = 0.25
+
+
 def flag(default, help: str, group: str = "search", metavar: str | None = None):
     """A field that is also a command-line option (--field-name); `help` is its one description."""
     return dataclasses.field(default=default, metadata={"help": help, "group": group, "metavar": metavar})
@@ -69,10 +74,12 @@ class SearchParams:
     shape_hard_verdicts: bool = flag(False, "--prior shape: MoGo's good / bad verdicts keep H = 1 / 0; the model "
                                             "ranks the rest")
     # --- leaf evaluation: a value head beside the playouts (Silver et al. 2016) ------------------
-    value_weight: float = flag(0.0, "w: each playout's outcome z is backed up as (1 - w) z + w v, v the value "
-                                    "head's estimate of the leaf (AlphaGo's leaf evaluation, its lambda = 1 - w); "
-                                    "0: the playouts alone; only at the komi the head was fitted at",
-                               metavar="W")
+    value_weight: float = flag(-1.0, "w: each playout's outcome z is backed up as (1 - w) z + w v, v the value "
+                                     "head's estimate of the leaf (AlphaGo's leaf evaluation, its lambda = 1 - w); "
+                                     "0: the playouts alone; negative: auto, 0.25 where the search has a net with "
+                                     "a value head (--value-model, or the bundled 9x9 net; chosen by matches, "
+                                     "bench/results/strength/README.md), else 0; only at the komi the head was "
+                                     "fitted at", metavar="W")
     value_model: str = flag("", "--value-weight: the prior net whose value head gives v (`gojax learn-value`; "
                                 "empty: the prior's net, or else the board size's bundled one)", metavar="NPZ")
     # --- AMAF backup (eq. 16-17) ---------------------------------------------------------------
@@ -194,8 +201,8 @@ class SearchParams:
                 raise ValueError(f"{name} must be >= {low}, got {getattr(self, name)}")
         if not 0 <= self.resign_threshold < 1:
             raise ValueError(f"resign_threshold must be in [0, 1) (a win rate; 0 never resigns), got {self.resign_threshold}")
-        if not 0 <= self.value_weight <= 1:
-            raise ValueError(f"value_weight must be in [0, 1], got {self.value_weight}")
+        if not self.value_weight <= 1:
+            raise ValueError(f"value_weight must be in [0, 1] (negative: auto), got {self.value_weight}")
         if not 1 <= self.waves <= self.leaves:
             raise ValueError(f"waves must be 1 .. leaves ({self.leaves}), got {self.waves}")
 
@@ -211,8 +218,14 @@ class SearchParams:
         """These parameters as a search on a `size` x `size` board applies them: `auto` becomes
         `net` given --prior-model or where a net is bundled for the size (kernels/prior_net.bundled),
         else `shape`; `net` without --prior-model reads the size's bundled net.  With a value
-        weight and no --value-model, the value head is the prior net's, or the size's bundled net's."""
+        weight and no --value-model, the value head is the prior net's, or the size's bundled net's;
+        an auto (negative) weight becomes AUTO_VALUE_WEIGHT where that net has a value head, else 0."""
         resolved = self._prior_for_size(size)
+        if resolved.value_weight < 0:
+            from gojax.kernels.prior_net import has_value, is_net
+            path = resolved.prior_model_path
+            net = resolved.value_model or (path if path and is_net(path) and has_value(path) else "")
+            resolved = dataclasses.replace(resolved, value_weight=AUTO_VALUE_WEIGHT if net else 0.0, value_model=net)
         if resolved.value_weight > 0 and not resolved.value_model:
             from gojax.kernels.learnt import ModelError
             from gojax.kernels.prior_net import bundled, is_net

@@ -19,7 +19,7 @@ from gojax.kernels import learnt, prior_net
 from gojax.kernels.host import Board
 from gojax.kernels.state import from_host
 from gojax.search.mcts import Search
-from gojax.search.params import SearchParams
+from gojax.search.params import AUTO_VALUE_WEIGHT, SearchParams
 from tests.helpers import board
 
 KATAGO = Path(__file__).parent / "data" / "teacher_katago_small.npz"  # 32 positions, bench/teacher_policy.py
@@ -166,10 +166,11 @@ def test_gtp_plays_with_the_net_prior_and_refuses_it_on_another_size():
 
 def test_the_default_prior_is_the_net_where_one_is_bundled_and_the_shape_prior_elsewhere():
     """`--prior auto` (the default): the bundled nets on 9x9 and 13x13, the shape prior on 7x7 and 19x19."""
-    assert SearchParams().for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED)
-    assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=prior_net.bundled(13))
+    with_value = dict(value_weight=AUTO_VALUE_WEIGHT, value_model=prior_net.BUNDLED)  # the 9x9 net has a value head
+    assert SearchParams().for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED, **with_value)
+    assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=prior_net.bundled(13), value_weight=0)
     assert prior_net.model_size(prior_net.bundled(13)) == 13 and prior_net.bundled(19) is None
-    assert SearchParams().for_size(19) == SearchParams().for_size(7) == SearchParams(prior="shape")
+    assert SearchParams().for_size(19) == SearchParams().for_size(7) == SearchParams(prior="shape", value_weight=0)
     assert SearchParams(prior="net").for_size(19).prior_model_path == prior_net.BUNDLED  # refused by size
     for size, twin in ((9, "net"), (7, "shape")):
         b = Board(size)
@@ -201,7 +202,8 @@ def test_the_default_prior_reads_a_given_prior_model_on_any_size(tmp_path):
     """`--prior-model` is not dropped by `auto`: the given model is the prior, and one fitted for
     another size is refused as `--prior net` would refuse it."""
     given = SearchParams(prior_model=prior_net.BUNDLED)
-    assert given.for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED)
+    assert given.for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED,
+                                             value_weight=AUTO_VALUE_WEIGHT, value_model=prior_net.BUNDLED)
     assert given.prior_model_path == prior_net.BUNDLED  # checked before anything starts
     assert given.for_size(13).prior == "net" and given.for_size(13).prior_model_path == prior_net.BUNDLED
     with pytest.raises(learnt.ModelError, match="fitted on 9x9, not 13x13"):

@@ -23,7 +23,8 @@ from gojax.kernels.playout import PlayoutConfig, run_playouts
 from gojax.kernels.state import packed_fields, unpack_fields, with_placeholder_chains
 from gojax.player import Player, PlayerOptions
 from gojax.search.device import PriorPlan, Simulator, mix_value
-from gojax.search.params import SearchParams
+from gojax.search.mcts import Search
+from gojax.search.params import AUTO_VALUE_WEIGHT, SearchParams
 from tests.helpers import board
 
 KATAGO = Path(__file__).parent / "data" / "teacher_katago_small.npz"  # 32 positions with KataGo's values
@@ -163,3 +164,25 @@ def test_a_leaf_with_a_chain_in_atari_keeps_the_playouts_alone(tmp_path):
     res = jax.device_get(sim.dispatch([[quiet, tactical]], np.zeros((1, 2), np.uint32), [1]))
     assert res.wins[0] == pytest.approx(3 * 0.7, abs=1e-5)  # mixed: the value alone at weight 1
     assert np.isin(res.z[1], [0.0, 1.0]).all() and res.wins[1] == res.z[1].sum()  # the playouts' own
+
+
+def test_the_default_mixes_the_bundled_value_head_on_9x9_and_plays_without_one_elsewhere(tmp_path):
+    """`--value-weight` auto (the default): 0.25 with the bundled 9x9 net's head; 13x13 (a net
+    without a head) and 19x19 (no net) keep the playouts alone; 0 turns it off; a given
+    --value-model is mixed at 0.25 on any size."""
+    assert Simulator(SearchParams()).plan(9)[-3:] == (prior_net.BUNDLED, 1, AUTO_VALUE_WEIGHT)
+    for size in (13, 19):
+        assert Simulator(SearchParams()).plan(size).value_model is None
+    assert Simulator(SearchParams(value_weight=0)).plan(9).value_model is None
+    given = tmp_path / "v.npz"
+    _constant_value_net(given, 0.7)
+    assert SearchParams(value_model=str(given)).for_size(13).value_weight == AUTO_VALUE_WEIGHT
+    b = Board(9)
+    b.play(b.geometry.from_gtp("E5"))
+    wins = []
+    for weight in (-1.0, 0.0):  # the same seed: the same playouts, the default backs up a mix
+        search = Search(b, SearchParams(leaves=4, playouts_per_leaf=2, value_weight=weight, seed=3))
+        search.run(simulations=16, stop_early=False)
+        wins.append(search.tree.wins[:search.tree.num_nodes].copy())
+    assert not np.array_equal(*wins)
+    assert np.array_equal(wins[1], np.round(wins[1])) and not np.array_equal(wins[0], np.round(wins[0]))
