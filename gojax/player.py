@@ -99,8 +99,7 @@ class Player:
         if resolved.prior_model_path is not None:
             prior_net.check_model(resolved.prior_model_path, size)
         if resolved.value_weight > 0:
-            prior_net.check_model(resolved.value_model, size)
-            prior_net.load_value(resolved.value_model)  # ModelError: a net without a value head
+            prior_net.check_value_model(resolved.value_model, size)  # ModelError: no head, or another size
         self.board = Board(size, self.komi)
         self.history: list[Board] = []
         self.setup: dict[int, list[int]] = {BLACK: [], WHITE: []}

@@ -256,6 +256,15 @@ def model_size(path: str) -> int:
     return load_net(path)[2] if path and is_net(path) else learnt.load_model(path)[1]
 
 
+def check_value_model(path: str, size: int) -> None:
+    """ModelError unless the net at `path` has a value head and was fitted for `size` x `size`."""
+    load_value(path)
+    fitted = model_size(path)
+    if fitted != size:
+        raise ModelError(f"value model {path} was fitted on {fitted}x{fitted}, not {size}x{size}: fit one on "
+                         f"{size}x{size} positions (gojax learn-value) or use --value-weight 0")
+
+
 def check_model(path: str, size: int) -> None:
     """ModelError unless the prior model at `path` loads and was fitted for `size` x `size`."""
     fitted = model_size(path)

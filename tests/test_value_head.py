@@ -114,6 +114,8 @@ def test_a_net_without_a_value_head_is_a_one_line_error(tmp_path):
         Player(7, 7.5, SearchParams(value_weight=0.5))
     with pytest.raises(ValueError, match="value_weight must be in"):
         SearchParams(value_weight=1.5)
+    with pytest.raises(learnt.ModelError, match="value model .* was fitted on 9x9, not 13x13: .* --value-weight 0"):
+        Player(13, 7.5, SearchParams(prior="shape", value_model=prior_net.BUNDLED))
     run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--value-weight", "0.5", "--value-model",
                           str(plain)], input="quit\n", capture_output=True, text=True,
                          timeout=120)
