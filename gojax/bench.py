@@ -257,10 +257,11 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
             jax.block_until_ready(simulator.dispatch([[pos] * params.leaves], key, [c]).wins)
         alone_sec.append(time.perf_counter() - t0)
     leaves = [r.simulations // params.playouts_per_leaf for r in rows]
+    resolved = params.for_size(board)  # what `auto` picks on this size
     return {
         "board": board, "simulations": simulations, "leaves": params.leaves,
         "playouts_per_leaf": params.playouts_per_leaf, "selection": params.selection,
-        "prior": params.for_size(board).prior, "value_weight": params.for_size(board).value_weight,
+        "prior": resolved.prior, "value_weight": resolved.value_weight,
         "policy": params.policy, "mercy": params.mercy,
         "positions": len(positions), "repeats": repeats,
         "simulations_per_sec": med([r.simulations / r.seconds for r in rows]),
@@ -331,10 +332,11 @@ def bench_forest(board: int = 9, simulations: int = 3000, trees: int = 8, params
         alone.append(time.perf_counter() - t0)
     ceiling = trees * rounds * params.batch / med(alone) if alone else None
     sims_per_sec = med([r["simulations"] / r["seconds"] for r in rows])
+    resolved = params.for_size(board)  # what `auto` picks on this size
     return {
         "board": board, "trees": trees, "simulations_per_tree": simulations, "leaves": params.leaves,
-        "playouts_per_leaf": params.playouts_per_leaf, "prior": params.for_size(board).prior,
-        "value_weight": params.for_size(board).value_weight, "policy": params.policy,
+        "playouts_per_leaf": params.playouts_per_leaf, "prior": resolved.prior,
+        "value_weight": resolved.value_weight, "policy": params.policy,
         "waves": params.waves, "repeats": repeats, "simulations_per_sec": sims_per_sec,
         "sec_per_round_of_searches": med([r["seconds"] for r in rows]),
         "host_cpu_ms_per_leaf": med([1e3 * r["host_cpu_seconds"] / leaves for r in rows]),

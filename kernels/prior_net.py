@@ -259,15 +259,13 @@ def model_size(path: str) -> int:
 def check_value_model(path: str, size: int) -> None:
     """ModelError unless the net at `path` has a value head and was fitted for `size` x `size`."""
     load_value(path)
-    fitted = model_size(path)
-    if fitted != size:
-        raise ModelError(f"value model {path} was fitted on {fitted}x{fitted}, not {size}x{size}: fit one on "
-                         f"{size}x{size} positions (gojax learn-value) or use --value-weight 0")
+    check_model(path, size, "value model", "gojax learn-value", "--value-weight 0")
 
 
-def check_model(path: str, size: int) -> None:
-    """ModelError unless the prior model at `path` loads and was fitted for `size` x `size`."""
+def check_model(path: str, size: int, role: str = "prior model", fit: str = "gojax learn-policy, learn-net",
+                instead: str = "--prior shape") -> None:
+    """ModelError unless the `role` model at `path` loads and was fitted for `size` x `size`."""
     fitted = model_size(path)
     if fitted != size:
-        raise ModelError(f"prior model {path or learnt.BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
-                         f"fit one on {size}x{size} positions (gojax learn-policy, learn-net) or use --prior shape")
+        raise ModelError(f"{role} {path or learnt.BUNDLED} was fitted on {fitted}x{fitted}, not {size}x{size}: "
+                         f"fit one on {size}x{size} positions ({fit}) or use {instead}")

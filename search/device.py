@@ -296,7 +296,7 @@ class PriorPlan(NamedTuple):
         return cls(params.uses_mogo_verdicts, params.uses_shapes and not sums,
                    params.shape_model if sums else None, params.prior_model_path,
                    params.value_model or None if params.value_weight > 0 else None, params.prior_symmetries,
-                   max(params.value_weight, 0.0))
+                   params.value_weight)
 
 
 class Simulator:

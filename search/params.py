@@ -25,7 +25,7 @@ CHOICES = {"fallback": FALLBACKS, "selection": SELECTIONS, "schedule": SCHEDULES
 
 
 # --value-weight auto: the weight of the value head's matches against Pachi at 3,000 simulations
-# (bench/results/strength/README.md, "A value head on the net's trunk")
+# (bench/results/strength/README.md, "A value head on the prior net's own trunk")
 AUTO_VALUE_WEIGHT = 0.25
 
 

@@ -171,7 +171,7 @@ def test_a_leaf_with_a_chain_in_atari_keeps_the_playouts_alone(tmp_path):
 def test_the_default_mixes_the_bundled_value_head_on_9x9_and_plays_without_one_elsewhere(tmp_path):
     """`--value-weight` auto (the default): 0.25 with the bundled 9x9 net's head; 13x13 (a net
     without a head) and 19x19 (no net) keep the playouts alone; 0 turns it off; a given
-    --value-model is mixed at 0.25 on any size."""
+    --value-model gets 0.25 too (Player then checks its size)."""
     assert Simulator(SearchParams()).plan(9)[-3:] == (prior_net.BUNDLED, 1, AUTO_VALUE_WEIGHT)
     for size in (13, 19):
         assert Simulator(SearchParams()).plan(size).value_model is None
