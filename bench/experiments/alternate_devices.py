@@ -73,7 +73,8 @@ def run_mode(mode: str, repeats: int, simulations: int) -> dict:
 
         def hold_core():
             if mode == "pinned":
-                os.sched_setaffinity(threading.get_native_id(), {sorted(os.sched_getaffinity(0))[next(cores) % 2]})
+                allowed = sorted(os.sched_getaffinity(0))
+                os.sched_setaffinity(threading.get_native_id(), {allowed[next(cores) % len(allowed)]})
 
         sim._round = alternating
         sim._worker = concurrent.futures.ThreadPoolExecutor(len(devices), "gojax-device", initializer=hold_core)
