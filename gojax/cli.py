@@ -635,9 +635,15 @@ def _add_learn_value(sub):
                    help="the prior net whose input planes the head reads (default: the bundled 9x9 net)")
     p.add_argument("--out", required=True, help="OUT.npz: the net with its value head, for --value-model")
     _add_conv_shape(p, width=16, depth=3)
-    p.add_argument("--epochs", type=positive_int, default=12, help="passes over the training positions (12)")
-    p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's first step size (2e-3), decaying "
-                                                                        "to 0 along half a cosine")
+    p.add_argument("--epochs", type=whole_number, default=12,
+                   help="passes over the training positions (12; 0 with --init: the head as it is, measured on the "
+                        "data and saved with --net)")
+    p.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's first step size (2e-3; lower to refine "
+                                                                        "an --init head), decaying to 0 along half a "
+                                                                        "cosine")
+    p.add_argument("--init", metavar="NET", default="",
+                   help="start from this net's value head (its trunk and layers; --width and --depth are then "
+                        "ignored): a head fitted on one board size can start another size's")
     p.add_argument("--seed", type=int, default=0, help="held-out games, initial weights and batch order")
     p.set_defaults(func=_run_learn_value)
 
@@ -646,7 +652,8 @@ def _run_learn_value(args) -> int:
     from gojax import learn_net
     from gojax.kernels import prior_net
     args.net = args.net or prior_net.BUNDLED
-    return _run_policy_job("learn-value", args, [args.data, args.net], learn_net.value_main)
+    return _run_policy_job("learn-value", args, [args.data, args.net] + ([args.init] if args.init else []),
+                           learn_net.value_main)
 
 
 def _run_policy_job(command: str, args, inputs: list[str], job) -> int:

@@ -326,25 +326,43 @@ def value_agreement(pred: np.ndarray, t: np.ndarray, doubt=(0.15, 0.85)) -> dict
 
 
 def fit_value(x: np.ndarray, y: np.ndarray, train: np.ndarray, config: ValueConfig, komi: float,
-              progress=None) -> prior_net.ValueHead:
-    """Adam on the cross-entropy, the step size decaying to 0 along half a cosine."""
+              progress=None, init: prior_net.ValueHead | None = None) -> prior_net.ValueHead:
+    """Adam on the cross-entropy, the step size decaying to 0 along half a cosine, from `init`'s
+    weights if given (its komi is not read), else from random ones of `config`'s shape."""
     total = max(1, len(train) // config.batch) * config.epochs
 
     def rate(t):
         return config.learning_rate * 0.5 * (1 + jnp.cos(jnp.pi * (t - 1) / total))
-    head = adam_epochs(_value_init(jax.random.key(config.seed), config),
-                       lambda h, x, y: _value_loss(h, x, y, config.l2), (x, y), train, config.epochs, config.batch,
-                       rate, config.seed, progress)
+    start = _value_init(jax.random.key(config.seed), config) if init is None else \
+        jax.tree.map(jnp.asarray, init._replace(komi=0.0))
+    if config.epochs == 0:
+        head = start
+    else:
+        head = adam_epochs(start,
+                           lambda h, x, y: _value_loss(h, x, y, config.l2), (x, y), train, config.epochs,
+                           config.batch, rate, config.seed, progress)
     return prior_net.ValueHead(tuple((np.asarray(w), np.asarray(b)) for w, b in head.trunk),
                                *(np.asarray(a) for a in head[1:5]), komi)
 
 
 def value_main(args) -> None:
     """`gojax learn-value DATA --net NET --out OUT`: fit a value head to the teacher's values of
-    DATA over NET's input planes, measure it on held-out games, save NET with it."""
+    DATA over NET's input planes, measure it on held-out games, save NET with it.  With `--init
+    HEADNET`: start from that net's value head (its planes do not depend on the board size, so a
+    head fitted on 9x9 can start a 13x13 one; it must read NET's linear model)."""
     layers, linear, size = prior_net.load_net(args.net)
-    config = ValueConfig(width=args.width, depth=args.depth, epochs=args.epochs, seed=args.seed,
-                         learning_rate=args.learning_rate)
+    init = None
+    width, depth = args.width, args.depth
+    if getattr(args, "init", ""):
+        init = prior_net.load_value(args.init)  # ModelError (a ValueError): one line
+        if not np.array_equal(prior_net.load_net(args.init)[1], linear):
+            raise ValueError(f"--init {args.init} reads another linear model's planes than --net {args.net}")
+        width, depth = init.trunk[0][0].shape[3], len(init.trunk)
+    elif args.epochs < 1:
+        raise ValueError("--epochs 0 needs --init NET (a value head to measure and save as it is)")
+    config = ValueConfig(width=width, depth=depth, epochs=args.epochs, seed=args.seed,
+                         learning_rate=args.learning_rate,
+                         hidden=ValueConfig.hidden if init is None else init.hidden_w.shape[1])
     t0 = time.monotonic()
 
     def say(text):
@@ -357,9 +375,16 @@ def value_main(args) -> None:
         raise ValueError(f"--net {args.net} was fitted on {size}x{size}, the data is {x.shape[1]}x{x.shape[1]}")
     train, test = learn_policy.split_games(game, config.held_out, config.seed)
     say(f"{len(train)} training and {len(test)} held-out positions, komi {komi}")
-    head = fit_value(x, y, train, config, komi, progress=lambda e, n, loss, h: say(
+    report = {}
+    if init is not None:
+        if init.komi != komi:
+            raise ValueError(f"--init {args.init}'s head was fitted at komi {init.komi:g}, the data is at {komi:g}")
+        report["init"] = evaluate_value(jax.tree.map(jnp.asarray, init), x, y, test)
+        say(f"--init {args.init} as it is, held out: {report['init']}")
+    head = fit_value(x, y, train, config, komi, init=init, progress=lambda e, n, loss, h: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate_value(h, x, y, test)}" if e % 4 == 0 else "")))
-    report = {"data": args.data, "net": args.net, "config": dataclasses.asdict(config), "komi": komi,
+    report |= {"data": args.data, "net": args.net, "init_head": getattr(args, "init", ""),
+               "config": dataclasses.asdict(config), "komi": komi,
               "train_positions": int(len(train)), "held_out": evaluate_value(head, x, y, test),
               "train": evaluate_value(head, x, y, train[:4096])}
     with np.load(args.net, allow_pickle=False) as f:

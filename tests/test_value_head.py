@@ -143,6 +143,32 @@ def test_a_value_fit_learns_and_saves_a_net_the_search_reads(tmp_path):
         learn_net.value_main(argparse.Namespace(**(vars(args) | {"data": str(no_values)})))
 
 
+def test_a_value_fit_can_start_from_another_nets_head(tmp_path):
+    """--init: the bundled 9x9 head as it is (0 epochs) scores what the search's own reading of it
+    scores, and a refit from it keeps its shape; a head that reads other planes is one line."""
+    out = tmp_path / "as_is.npz"
+    args = argparse.Namespace(data=str(KATAGO), net=prior_net.BUNDLED, out=str(out), width=4, depth=1, epochs=0,
+                              seed=0, learning_rate=2e-4, init=prior_net.BUNDLED)
+    learn_net.value_main(args)
+    report = json.loads(str(np.load(out)["value_report"]))
+    assert report["init"] == report["held_out"] and report["init_head"] == prior_net.BUNDLED
+    bundled, saved = prior_net.load_value(prior_net.BUNDLED), prior_net.load_value(str(out))
+    assert all((a == b).all() for (a, _), (b, _) in zip(bundled.trunk, saved.trunk))
+    assert (bundled.out_w == saved.out_w).all() and saved.komi == 7.5
+    refit = tmp_path / "refit.npz"
+    learn_net.value_main(argparse.Namespace(**(vars(args) | {"out": str(refit), "epochs": 1})))
+    head = prior_net.load_value(str(refit))
+    assert [w.shape for w, _ in head.trunk] == [w.shape for w, _ in bundled.trunk]
+    assert not all((a == b).all() for (a, _), (b, _) in zip(bundled.trunk, head.trunk))
+    with pytest.raises(ValueError, match="needs --init"):
+        learn_net.value_main(argparse.Namespace(**(vars(args) | {"init": ""})))
+    other = tmp_path / "other_linear.npz"
+    layers, linear, size = prior_net.load_net(prior_net.BUNDLED)
+    prior_net.save_net(str(other), layers, linear + 1, size, bundled)
+    with pytest.raises(ValueError, match="reads another linear model's planes"):
+        learn_net.value_main(argparse.Namespace(**(vars(args) | {"init": str(other)})))
+
+
 def test_a_leaf_with_a_chain_in_atari_keeps_the_playouts_alone(tmp_path):
     """The head misreads captures, so a leaf where either side can take a chain is left to the
     playouts (search/device.prepare_round); a quiet leaf is mixed."""
