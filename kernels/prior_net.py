@@ -31,6 +31,7 @@ outcomes (SearchParams.value_weight).
 from __future__ import annotations
 
 import functools
+import os
 import zipfile
 from pathlib import Path
 from typing import NamedTuple
@@ -70,11 +71,26 @@ N_PLANES = 3 + sum(len(v) for _, v in ONE_HOT) + 2 + 2 + 1
 
 def is_net(path: str) -> bool:
     """Is the file at `path` a model of this module (not kernels/learnt.py's)?"""
+    return "net_format" in _names(path)
+
+
+def _names(path: str) -> frozenset:
+    """The array names in the .npz at `path` (empty if it is not one); read once per version of
+    the file, since every search asks (SearchParams.for_size) and opening the archive costs ~1 ms."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return frozenset()
+    return _names_of(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _names_of(path: str, mtime_ns: int, size: int) -> frozenset:
     try:
         with np.load(path, allow_pickle=False) as f:
-            return "net_format" in f.files
+            return frozenset(f.files)
     except (OSError, ValueError, zipfile.BadZipFile):
-        return False
+        return frozenset()
 
 
 @functools.cache
@@ -145,11 +161,7 @@ def load_value(path: str) -> ValueHead:
 
 def has_value(path: str) -> bool:
     """Does the net at `path` carry a value head?"""
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            return "value_out_w" in f.files
-    except (OSError, ValueError, zipfile.BadZipFile):
-        return False
+    return "value_out_w" in _names(path)
 
 
 def value_features(trunk, x: jax.Array) -> jax.Array:
