@@ -327,6 +327,12 @@ def pack_tree(data: dict, size: int, out: Path, rows: list[dict], source: str, a
     print(f"{len(rows)} positions at tree nodes -> {out / 'positions.npz'}", file=sys.stderr)
 
 
+def _source_name(path: str) -> str:
+    """A games folder's name for the data card: a match's `games/` folder by its match's name."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}" if p.name == "games" else p.name
+
+
 def main() -> None:
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -382,7 +388,7 @@ def main() -> None:
             before = len(rows)
             rows = [r for r in rows if data["moves"][r["game"]].tobytes() in kept]
             print(f"--games-of: {before - len(rows)} positions of games not in {args.games_of} left out", file=sys.stderr)
-        source = ", ".join(Path(p).name for p in args.games) if args.games else Path(args.positions).parent.name
+        source = ", ".join(_source_name(p) for p in args.games) if args.games else Path(args.positions).parent.name
         ask = (f"--games {' '.join(args.games)} --size {args.size} " if args.games else f"--positions {in_repo(args.positions)} ") \
             + f"--first {args.first} --last {args.last} --count {args.count}"
         if args.branch:
