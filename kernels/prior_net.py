@@ -53,9 +53,8 @@ DATA = Path(__file__).parent / "data"
 BUNDLED = str(DATA / "net9.npz")
 # net13.npz holds the first 9x9 net's weights unchanged (32 x 5, katago9_policy/net_katago9.npz;
 # `gojax learn-net --init net_katago9.npz --epochs 0` on 13x13 KataGo labels): it won its 13x13
-# match, and no other net has been matched on 13x13.
-# No net19.npz: on KataGo's 19x19 labels the 9x9 net predicts worse than the shape prior
-# (bench/results/strength/README.md, "The 9x9 prior net on 19x19 labels").
+# match; the 48 x 6 net saved the same way did no better on the same seeds (bench/RESULTS.md).
+# No net19.npz: no net has a 19x19 match record yet (the candidates: bench/results/teacher/README.md).
 
 
 def bundled(size: int) -> str | None:
