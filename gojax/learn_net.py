@@ -367,7 +367,9 @@ def value_main(args) -> None:
 
     def say(text):
         print(f"[{time.monotonic() - t0:6.0f} s] {text}", file=sys.stderr, flush=True)
-    check_values(args.data)  # before the positions are built: a file without values is a quick error
+    data_komi = check_values(args.data)  # before the positions are built: a file without values is a quick error
+    if init is not None and init.komi != data_komi:
+        raise ValueError(f"--init {args.init}'s head was fitted at komi {init.komi:g}, the data is at {data_komi:g}")
     kept = kept_positions(args.data)
     y, komi = value_targets(args.data, kept)
     x, _, _, _, game = inputs(args.data, linear, kept=kept)
@@ -377,9 +379,7 @@ def value_main(args) -> None:
     say(f"{len(train)} training and {len(test)} held-out positions, komi {komi}")
     report = {}
     if init is not None:
-        if init.komi != komi:
-            raise ValueError(f"--init {args.init}'s head was fitted at komi {init.komi:g}, the data is at {komi:g}")
-        report["init"] = evaluate_value(jax.tree.map(jnp.asarray, init), x, y, test)
+        report["init"] = evaluate_value(init, x, y, test)
         say(f"--init {args.init} as it is, held out: {report['init']}")
     head = fit_value(x, y, train, config, komi, init=init, progress=lambda e, n, loss, h: say(
         f"epoch {e}/{n}: training loss {loss:.4f}" + (f", held out {evaluate_value(h, x, y, test)}" if e % 4 == 0 else "")))
