@@ -51,9 +51,9 @@ DATA = Path(__file__).parent / "data"
 # off them (bench/results/teacher/katago9_branch/net_48x6.npz), with the value head of
 # katago9_branch2/net48x6_value.npz (its own trunk, fitted to KataGo's values at komi 7.5)
 BUNDLED = str(DATA / "net9.npz")
-# net13.npz holds the first 9x9 net's weights unchanged (32 x 5, katago9_policy/net_katago9.npz;
-# `gojax learn-net --init net_katago9.npz --epochs 0` on 13x13 KataGo labels): it won its 13x13
-# match; the 48 x 6 net saved the same way did no better on the same seeds (bench/RESULTS.md).
+# net13.npz: the 9x9 48 x 6 net refined on 13x13 KataGo labels with a value head refined the same way
+# (bench/results/teacher/katago13_branch/net48x6_13_value.npz): it beat the first 9x9 net saved for
+# 13x13 on the same seeds against GNU Go (bench/RESULTS.md).
 # No net19.npz: no net has a 19x19 match record yet (the candidates: bench/results/teacher/README.md).
 
 

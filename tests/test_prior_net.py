@@ -168,7 +168,9 @@ def test_the_default_prior_is_the_net_where_one_is_bundled_and_the_shape_prior_e
     """`--prior auto` (the default): the bundled nets on 9x9 and 13x13, the shape prior on 7x7 and 19x19."""
     with_value = dict(value_weight=AUTO_VALUE_WEIGHT, value_model=prior_net.BUNDLED)  # the 9x9 net has a value head
     assert SearchParams().for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED, **with_value)
-    assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=prior_net.bundled(13), value_weight=0)
+    net13 = prior_net.bundled(13)  # it has a value head too
+    assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=net13, value_weight=AUTO_VALUE_WEIGHT,
+                                                       value_model=net13)
     assert prior_net.model_size(prior_net.bundled(13)) == 13 and prior_net.bundled(19) is None
     assert SearchParams().for_size(19) == SearchParams().for_size(7) == SearchParams(prior="shape", value_weight=0)
     assert SearchParams(prior="net").for_size(19).prior_model_path == prior_net.BUNDLED  # refused by size
