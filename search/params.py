@@ -77,7 +77,7 @@ class SearchParams:
     value_weight: float = flag(-1.0, "w: each playout's outcome z is backed up as (1 - w) z + w v, v the value "
                                      "head's estimate of the leaf (AlphaGo's leaf evaluation, its lambda = 1 - w); "
                                      "0: the playouts alone; negative: auto, 0.25 where the search has a net with "
-                                     "a value head (--value-model, or the bundled 9x9 net; chosen by matches, "
+                                     "a value head (--value-model, or the bundled 9x9 and 13x13 nets; chosen by matches, "
                                      "bench/results/strength/README.md), else 0; only at the komi the head was "
                                      "fitted at", metavar="W")
     value_model: str = flag("", "--value-weight: the prior net whose value head gives v (`gojax learn-value`; "
