@@ -171,7 +171,7 @@ def test_the_default_prior_is_the_net_where_one_is_bundled_and_the_shape_prior_e
     net13 = prior_net.bundled(13)  # it has a value head too
     assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=net13, value_weight=AUTO_VALUE_WEIGHT,
                                                        value_model=net13)
-    assert prior_net.model_size(prior_net.bundled(13)) == 13 and prior_net.bundled(19) is None
+    assert prior_net.model_size(net13) == 13 and prior_net.bundled(19) is None
     assert SearchParams().for_size(19) == SearchParams().for_size(7) == SearchParams(prior="shape", value_weight=0)
     assert SearchParams(prior="net").for_size(19).prior_model_path == prior_net.BUNDLED  # refused by size
     for size, twin in ((9, "net"), (7, "shape")):
