@@ -295,6 +295,39 @@ def _run_match(args) -> int:
     return 0
 
 
+def _add_results(sub):
+    p = sub.add_parser("results", help="a match folder's summary; with --versus, two folders compared game by game")
+    p.add_argument("folder", help="a `gojax match --out` folder (results.jsonl, match.json)")
+    p.add_argument("--versus", metavar="BASE", default=None,
+                   help="another folder that played the same games (opponent, board, komi, colours, seeds): the "
+                        "games each engine won alone and a sign test on them (gojax/match_results.py)")
+    p.add_argument("--engine", default=None,
+                   help="the engine whose wins count, in folders without match.json (default: the one named gojax...)")
+    p.add_argument("--force", action="store_true", help="pair folders whose match.json settings differ")
+    p.add_argument("--json", action="store_true", help="end stdout with the figures as one JSON line")
+    p.set_defaults(func=_run_results)
+
+
+def _run_results(args) -> int:
+    from gojax.match import format_summary, json_safe
+    from gojax.match_results import ResultsError, folder_summary, format_paired, load_folder, paired
+    try:
+        new = load_folder(args.folder, args.engine)
+        out = {"summary": folder_summary(new)}
+        if args.versus:
+            out["paired"] = paired(new, load_folder(args.versus, args.engine), force=args.force)
+    except (ResultsError, OSError) as err:
+        print(f"gojax results: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.folder}:")
+    print(format_summary(out["summary"], new.engine, new.opponent))
+    if args.versus:
+        print(format_paired(out["paired"], args.folder, args.versus))
+    if args.json:
+        print(json.dumps(json_safe(out), allow_nan=False))
+    return 0
+
+
 def _add_scaling(sub):
     p = sub.add_parser("scaling", help="playout-count study: 2N vs N, or N vs GNU Go (resumable)")
     p.add_argument("--study", choices=["selfplay", "gnugo"], default="selfplay")
@@ -731,6 +764,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gtp(sub)
     _add_export_patterns(sub)
     _add_match(sub)
+    _add_results(sub)
     _add_scaling(sub)
     _add_evaluate(sub)
     _add_analyze(sub)
