@@ -61,8 +61,8 @@ def midgame_boards(size: int, batch: int, stones: float, seed: int) -> list[Boar
     return boards
 
 
-def parse_setting(text: str) -> tuple[str, PlayoutConfig]:
-    """'NAME' or 'NAME:field=value,...' over PlayoutConfig(policy="mogo") -> (name, config)."""
+def parse_setting(text: str, base: PlayoutConfig | None = None) -> tuple[str, PlayoutConfig]:
+    """'NAME' or 'NAME:field=value,...' over `base` (default PlayoutConfig(policy="mogo")) -> (name, config)."""
     name, _, rest = text.partition(":")
     fields = {f.name: f for f in dataclasses.fields(PlayoutConfig)}
     changes = {}
@@ -78,7 +78,7 @@ def parse_setting(text: str) -> tuple[str, PlayoutConfig]:
         except ValueError:
             raise ValueError(f"--setting {text!r}: {value!r} is not a value for {key}") from None
     try:
-        return name, dataclasses.replace(PlayoutConfig(policy="mogo"), **changes)
+        return name, dataclasses.replace(base or PlayoutConfig(policy="mogo"), **changes)
     except (TypeError, ValueError) as e:
         raise ValueError(f"--setting {text!r}: {e}") from None
 
