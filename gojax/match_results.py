@@ -49,7 +49,7 @@ def load_folder(path: str, engine: str | None = None) -> MatchFolder:
     names = sorted({r[c] for r in records for c in ("black", "white")})
     if len(names) != 2:
         raise ResultsError(f"{results}: games between {', '.join(names)}; a match folder holds two engines")
-    engine = engine or card.get("name_a") or next((n for n in names if n.startswith("gojax")), None)
+    engine = card.get("name_a") or engine or next((n for n in names if n.startswith("gojax")), None)
     if engine not in names:
         raise ResultsError(f"{path}: its engines are {names[0]} and {names[1]}; name one with --engine")
     return MatchFolder(path, card, records, engine, names[1 - names.index(engine)])
