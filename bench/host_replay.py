@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.oracle_positions import parse_settings  # noqa: E402
 from gojax.bench import bench_positions, record_positions  # noqa: E402
-from gojax.search.device import Simulator, Submitted  # noqa: E402
+from gojax.search.device import Simulator, Submitted, rows_size  # noqa: E402
 from gojax.search.forest import Forest  # noqa: E402
 from gojax.search.params import SearchParams  # noqa: E402
 
@@ -63,7 +63,7 @@ class RecordingSimulator(Simulator):
     def submit(self, rows, keys, calls, pools=None, ahead=False):
         prepared = concurrent.futures.Future()
         res = jax.device_get(self._round(rows, keys, calls, pools, prepared))
-        self.results.append((self._unpack(jax.device_get(prepared.result()), rows[0][0].size), res))
+        self.results.append((self._unpack(jax.device_get(prepared.result()), rows_size(rows[0])), res))
         return Submitted(_done(self.results[-1][0]) if ahead else None, _done(res))
 
     def verdicts(self, boards, rows):  # SearchParams.waves

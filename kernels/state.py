@@ -122,6 +122,55 @@ def packed_fields(boards: list[Board]) -> np.ndarray:
     return out
 
 
+def packed_size(packed: np.ndarray) -> int:
+    """The board size N of `packed_fields`' rows [..., (N + 2)^2 + 6]."""
+    return int(round((packed.shape[-1] - len(_PACKED)) ** 0.5)) - 2
+
+
+def packed_komi(packed: np.ndarray) -> float:
+    """The komi of the first of `packed_fields`' rows [B, C + 6]."""
+    return float(packed[0, -len(_PACKED) + _PACKED.index("komi")].view(np.float32))
+
+
+def as_packed(boards) -> np.ndarray:
+    """`packed_fields` of a list of host boards; rows already packed (int32 [B, C + 6]) as they are."""
+    return boards if isinstance(boards, np.ndarray) else packed_fields(boards)
+
+
+def packed_after_plain(parents: np.ndarray, points: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """`packed_fields`' rows of the positions after the side to move of each of `parents` (int32
+    [B, C + 6]) plays at `points` (int [B]) a plain move: legal and capturing nothing, which the
+    search knows from the device's masks (Tree.plain).  The stone goes down, no ko, no passes,
+    the other side to move, and the last move becomes the one before it: what
+    `packed_fields(Board.after(p, plain=True))` gives, with no host board made."""
+    c = geometry.num_cells
+    ko, to_play, passes, _, last, prev = range(c, c + len(_PACKED))
+    out = parents.copy()
+    n = np.arange(len(out))
+    cells = geometry.point_to_cell[np.asarray(points, np.int64)]
+    out[n, cells] = parents[:, to_play]
+    out[:, to_play] = 3 - parents[:, to_play]
+    out[:, ko] = 0
+    out[:, passes] = 0
+    out[:, prev] = parents[:, last]
+    out[:, last] = cells
+    return out
+
+
+def packed_after_pass(parents: np.ndarray) -> np.ndarray:
+    """`packed_fields`' rows of the positions after the side to move of each of `parents` (int32
+    [B, C + 6]) passes: what `packed_fields(Board.after(None))` gives, with no host board made."""
+    c = parents.shape[-1] - len(_PACKED)
+    ko, to_play, passes, _, last, prev = range(c, c + len(_PACKED))
+    out = parents.copy()
+    out[:, to_play] = 3 - parents[:, to_play]
+    out[:, ko] = 0
+    out[:, passes] = np.minimum(parents[:, passes] + 1, 2)
+    out[:, prev] = parents[:, last]
+    out[:, last] = 0
+    return out
+
+
 def unpack_fields(packed) -> dict:
     """`packed_fields`' rows as the dict `numpy_fields` gives: numpy on the host, or a jax
     array inside jit (array methods only, so either works)."""

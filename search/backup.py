@@ -10,7 +10,6 @@ the first against.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import NamedTuple
 
@@ -21,14 +20,34 @@ from gojax.search import compiled
 from gojax.search.tree import Tree
 
 
-@dataclasses.dataclass
 class Leaf:
-    """One selected leaf: its path through the tree and the position to play out from."""
+    """One selected leaf: its path through the tree and the position to play out from.
 
-    nodes: list[int]  # s_0 .. s_T
-    actions: list[int]  # a_0 .. a_{T'-1}: the tree moves from s_0 to the leaf position
-    board: object  # host Board of the leaf position
-    virtual: float = 0.0  # virtual loss applied along the path (removed at backup)
+    nodes: s_0 .. s_T; actions: a_0 .. a_{T'-1}, the tree moves from s_0 to the leaf position;
+    virtual: the virtual loss applied along the path (removed at backup); row: the leaf position
+    as the device reads it (int32 [C + 6], kernels/state.packed_fields), None where only the board
+    is given.  The host Board (`board`) is made on first use: node `at` of `tree`'s board, after
+    `move` where the leaf's last move made no node (-1: none)."""
+
+    __slots__ = ("nodes", "actions", "virtual", "row", "_board", "_tree", "_at", "_move")
+
+    def __init__(self, nodes: list[int], actions: list[int], board=None, virtual: float = 0.0,
+                 row: np.ndarray | None = None, tree: Tree | None = None, at: int = -1, move: int = -1):
+        self.nodes, self.actions, self.virtual, self.row = nodes, actions, virtual, row
+        self._board, self._tree, self._at, self._move = board, tree, at, move
+
+    @property
+    def board(self):
+        """The host Board of the leaf position."""
+        if self._board is None and self._tree is not None:
+            board = self._tree.boards[self._at]
+            if self._move >= 0:  # a plain move's or a pass's
+                board = board.after(None) if self._move == self._tree.pass_action else board.after(self._move, plain=True)
+            self._board = board
+        return self._board
+
+    def __repr__(self) -> str:
+        return f"Leaf(nodes={self.nodes}, actions={self.actions}, virtual={self.virtual})"
 
 
 def _path_credits(actions: list[int], m: int, rule: str, pass_action: int):

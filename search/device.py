@@ -41,7 +41,7 @@ import numpy as np
 from gojax.kernels import learnt, policy, prior_net, rules
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple, run_playouts, sharded_playouts
-from gojax.kernels.state import geometry_of, packed_fields, unpack_fields, with_placeholder_chains
+from gojax.kernels.state import as_packed, geometry_of, packed_komi, packed_size, unpack_fields, with_placeholder_chains
 from gojax.search import shape
 from gojax.search.params import SearchParams
 
@@ -351,7 +351,7 @@ class Simulator:
         prepared = concurrent.futures.Future() if ahead else None
         started = self._worker.submit(self._round, rows, keys, calls, pools, prepared)
         # The fetcher waits in submission order: these verdicts before this round's playouts.
-        size = rows[0][0].size
+        size = rows_size(rows[0])
         verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()), size)) if ahead else None
         return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
 
@@ -359,10 +359,10 @@ class Simulator:
         """The NodeFeatures of `boards` alone (no playouts), padded to `rows` boards with the
         first (one shape per size of forest), as numpy: SearchParams.waves.  Called on the
         search's thread, so it may queue behind a round's playouts on the device."""
-        return self._verdicts_on(boards + [boards[0]] * (rows - len(boards)), self.device)
+        return self._verdicts_on(_padded(boards, rows), self.device)
 
-    def verdicts_now(self, boards: list[Board]) -> NodeFeatures:
-        """The NodeFeatures of a few `boards` (nodes a descent reaches before their round's
+    def verdicts_now(self, boards: list[Board] | np.ndarray) -> NodeFeatures:
+        """The NodeFeatures of a few `boards` (host boards, or their packed rows: nodes a descent reaches before their round's
         verdicts are back), as numpy, computed on the host's CPU backend in blocks of at most
         VERDICT_BLOCK rows, each padded to a power of two: compiled code several times faster
         than the host twin's Python verdicts (kernels/host.py, search/priors.mogo_values; equal
@@ -376,7 +376,7 @@ class Simulator:
             block = boards[i:i + VERDICT_BLOCK]
             n = len(block)
             rows = bucket(n)
-            v = self._verdicts_on(block + [block[0]] * (rows - n), cpu)
+            v = self._verdicts_on(_padded(block, rows), cpu)
             blocks.append(v if rows == n else NodeFeatures(*(None if x is None else x[:n] for x in v)))
         self.verdicts_now_seconds += time.perf_counter() - t0
         if len(blocks) == 1:
@@ -386,8 +386,9 @@ class Simulator:
     def dispatch(self, rows: list[list[Board]], keys: np.ndarray, calls, pools=None) -> PlayoutResult:
         """Start one round (asynchronously; `jax.device_get` the result to wait for it).
 
-        rows[g]: tree g's leaf boards (at most L; padded here with its first, so every call has
-        one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
+        rows[g]: tree g's leaf boards (at most L, host boards or their packed rows,
+        kernels/state.packed_fields, or all trees' rows as one int32 [G, L, C + 6]; padded here
+        with its first, so every call has one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
         int32 [len(rows[g]), 2, pool_size] (or None) per tree.  Result row g * L + i is leaf i
         of tree g; its start_prior holds the MoGo verdicts when the prior uses them."""
         return self._round(rows, keys, calls, pools)
@@ -399,18 +400,22 @@ class Simulator:
         try:
             with jax.default_device(self.device) if self.device is not None else contextlib.nullcontext():
                 g, L = len(rows), self.leaves
-                boards = [b for bs in rows for b in bs + [bs[0]] * (L - len(bs))]
+                if isinstance(rows, np.ndarray) and rows.shape[1] == L:  # [G, L, C + 6]: as it comes
+                    packed = rows.reshape(g * L, -1)
+                else:
+                    packed = np.concatenate([as_packed(_padded(bs, L)) for bs in rows])
+                size = packed_size(packed)
                 pool = self._pool_cells(g, pools)
                 cmc = None
                 if self.config.cmc_prob > 0:
                     if g != 1:
                         raise ValueError("contextual Monte-Carlo keeps one tree's tables: one tree per call")
-                    cmc = self._cmc_tables(boards[0].size)
-                plan = self.plan(boards[0].size)
-                value_model = plan.value_model if self.value_applies(plan, boards[0].komi) else None
+                    cmc = self._cmc_tables(size)
+                plan = self.plan(size)
+                value_model = plan.value_model if self.value_applies(plan, packed_komi(packed)) else None
                 states, verdicts, prior, value, logits = prepare_round(
-                    packed_fields(boards), plan.with_prior, plan.with_pattern,
-                    self.shape_tables(boards[0].size, self.device), plan.learnt_prior, value_model, plan.symmetries)
+                    packed, plan.with_prior, plan.with_pattern,
+                    self.shape_tables(size, self.device), plan.learnt_prior, value_model, plan.symmetries)
                 if prepared is not None:
                     prepared.set_result(verdicts)
                 reply = self.params.prior_reply
@@ -453,10 +458,11 @@ class Simulator:
     def _verdicts_on(self, boards: list[Board], device=None) -> NodeFeatures:
         """leaf_verdicts of `boards` (padded by the caller) computed on `device` (None: the
         default device), as numpy."""
-        size = boards[0].size
+        rows = as_packed(boards)
+        size = packed_size(rows)
         plan = self.plan(size)
         with jax.default_device(device) if device is not None else contextlib.nullcontext():
-            packed = leaf_verdicts(packed_fields(boards), plan.with_prior, plan.with_pattern,
+            packed = leaf_verdicts(rows, plan.with_prior, plan.with_pattern,
                                    self.shape_tables(size, device), plan.learnt_prior, plan.symmetries)
         return self._unpack(np.asarray(packed), size)
 
@@ -538,3 +544,17 @@ class Simulator:
         self.new_game()
         times.sort(key=lambda t: (t[1] is not self.device, t[0]))
         return {device_name(d): ms for ms, d in times}
+
+
+def rows_size(rows) -> int:
+    """The board size of one tree's leaves: host boards, or packed rows (kernels/state.packed_fields)."""
+    return packed_size(rows) if isinstance(rows, np.ndarray) else rows[0].size
+
+
+def _padded(rows, n: int):
+    """Host boards (a list) or packed rows (an array) padded to `n` with copies of the first."""
+    if len(rows) >= n:
+        return rows
+    if isinstance(rows, np.ndarray):
+        return np.concatenate([rows, np.repeat(rows[:1], n - len(rows), axis=0)])
+    return list(rows) + [rows[0]] * (n - len(rows))

@@ -38,7 +38,7 @@ from gojax.kernels.geometry import NO_MOVE
 from gojax.search.backup import Leaf, apply_virtual_loss
 from gojax.search.device import Submitted, bucket
 from gojax.search.select import refresh_path
-from gojax.search.steps import back_up, descend, expand
+from gojax.search.steps import back_up, descend, expand, leaf_rows
 
 if TYPE_CHECKING:  # mcts.py imports this module
     from gojax.search.mcts import Search, SearchResult
@@ -204,7 +204,7 @@ class Rounds:
         played = [t for t, ls in enumerate(leaves) if ls is not None]
         order = played + [played[0]] * (bucket(len(played)) - len(played))
         trees = [self.searches[t] for t in order]
-        rows = [s.leaf_boards(leaves[t]) for s, t in zip(trees, order)]
+        rows = leaf_rows([leaves[t] for t in order], self.params.rules)
         pools = [s.pools(leaves[t]) for s, t in zip(trees, order)] if self.params.pool_prob > 0 else None
         keys = np.stack([s.key_data for s in trees])
         call = self.simulator.submit(rows, keys, [s.calls for s in trees], pools, self.params.uses_verdicts_ahead)

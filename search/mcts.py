@@ -16,13 +16,14 @@ import numpy as np
 from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
+from gojax.kernels.state import packed_fields
 from gojax.search import priors
 from gojax.search.backup import Leaf
 from gojax.search.device import Simulator
 from gojax.search.loop import Rounds
 from gojax.search.params import SearchParams
 from gojax.search.select import q_star, refresh
-from gojax.search.steps import back_up, descend
+from gojax.search.steps import back_up, descend, leaf_rows
 from gojax.search.tree import Tree
 
 
@@ -138,6 +139,7 @@ class Search:
             # are the other side's then.
             if node >= 0 and self.tree.boards[node].same_position(board):
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
+                self.tree.pos[node] = packed_fields([board])[0]
                 self.root = self.tree.reroot(node)
                 self.tree.ensure_legal(self.root)
                 return True
@@ -178,6 +180,10 @@ class Search:
         if self.params.rules != "chinese":
             return [leaf.board for leaf in leaves]
         return [leaf.board.resumed() if leaf.board.game_over else leaf.board for leaf in leaves]
+
+    def leaf_rows(self, leaves: list[Leaf]) -> np.ndarray:
+        """`leaf_boards` as the device reads them, int32 [len(leaves), C + 6] (steps.leaf_rows)."""
+        return leaf_rows([leaves], self.params.rules)[0]
 
     def pools(self, leaves: list[Leaf]) -> np.ndarray | None:
         """poolRave (seed 004 sec. IV.A), None when it is off: for each leaf, the k actions with

@@ -281,13 +281,12 @@ def _host_learnt(tree: Tree, nodes: np.ndarray, path: str) -> np.ndarray:
     nodes a descent reaches first)."""
     import jax
 
-    from gojax.kernels.state import packed_fields
     from gojax.search.device import bucket, leaf_verdicts
-    boards = [tree.boards[n] for n in nodes.tolist()]
-    padded = boards + [boards[0]] * (bucket(len(boards)) - len(boards))  # a few shapes to compile
+    rows = tree.pos[nodes]
+    padded = np.concatenate([rows, np.repeat(rows[:1], bucket(len(rows)) - len(rows), axis=0)])  # few shapes
     with jax.default_device(jax.local_devices(backend="cpu")[0]):
-        packed = np.asarray(leaf_verdicts(packed_fields(padded), False, False, None, path))
-    return packed[-1, :len(boards)]  # the fields legal, capture, shape: the last
+        packed = np.asarray(leaf_verdicts(padded, False, False, None, path))
+    return packed[-1, :len(rows)]  # the fields legal, capture, shape: the last
 
 
 def _last_moves(tree: Tree, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

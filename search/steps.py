@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
+from gojax.kernels.state import packed_after_pass, packed_after_plain, packed_fields
 from gojax.search import compiled, priors
 from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
 from gojax.search.params import SearchParams
 from gojax.search.select import per_edge, refresh, refresh_path
-from gojax.search.tree import set_legal_rows, start_rows
+from gojax.search.tree import may_repeat, plain_rows, set_legal_rows, start_rows
 
 if TYPE_CHECKING:  # mcts.py imports this module
     from gojax.search.mcts import Search
@@ -96,8 +96,7 @@ def expand(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], 
     cand = list(first_leaf.values())
     fresh = last[cand]
     fresh_rows = _leaf_rows(leaves, starts)[cand]
-    _legal_from(store, fresh, [flat[i].board for i in cand], legal[fresh_rows], capture[fresh_rows],
-                first.tree.pass_always)
+    _legal_from(store, fresh, legal[fresh_rows], capture[fresh_rows], first.tree.pass_always)
     cold = ~store.initialised[fresh]
     fresh, fresh_rows = fresh[cold], fresh_rows[cold]
     if len(fresh) and first._batch_priors(codes):
@@ -108,21 +107,20 @@ def expand(searches: list[Search], leaves: list[list[Leaf]], starts: list[int], 
             refresh(store, fresh, first.params, store.jitter_of(fresh))
 
 
-def _legal_from(store, nodes: np.ndarray, boards: list[Board], legal: np.ndarray, capture: np.ndarray,
-                pass_always: bool) -> None:
-    """The legal masks of store `nodes` (positions `boards`) from the device's masks (bool
-    [len(nodes), P]: legal under simple ko, and capturing), less the superko repeats, which
-    only captures or plain moves that recreate a position can make."""
+def _legal_from(store, nodes: np.ndarray, legal: np.ndarray, capture: np.ndarray, pass_always: bool) -> None:
+    """The legal masks of store `nodes` from the device's masks (bool [len(nodes), P]: legal
+    under simple ko, and capturing), less the superko repeats, which only captures or plain
+    moves that recreate a position can make: a node's host board is made only where one can."""
     mask = np.array(legal, bool)  # a copy: the superko repeats come off
-    taking: list[list[int]] = [[] for _ in boards]  # each board's legal captures, found at once
+    taking: list[list[int]] = [[] for _ in range(len(nodes))]  # each node's legal captures, found at once
     for i, p in zip(*(x.tolist() for x in np.nonzero(mask & capture))):
         taking[i].append(p)
-    for i, board in enumerate(boards):  # most: no capture yet, or none now and no plain move can repeat
-        if board.emptied and (taking[i] or not board.plain_moves_are_new()):
-            repeats = board.superko_repeats(mask[i], capture[i], taking[i])
-            if repeats:
-                mask[i, list(repeats)] = False
-    set_legal_rows(store, nodes, boards, mask, pass_always)
+    boards = store.boards
+    for i in may_repeat(store, nodes, taking):  # most: no capture yet, or none now and no plain move can repeat
+        repeats = boards[int(nodes[i])].superko_repeats(mask[i], capture[i], taking[i])
+        if repeats:
+            mask[i, list(repeats)] = False
+    set_legal_rows(store, nodes, lambda k: boards[int(nodes[k])], mask, pass_always)
     store.plain[nodes, :store.pass_action] = mask & ~capture
 
 
@@ -224,41 +222,79 @@ def _walk_compiled(searches: list[Search], store, offs: np.ndarray, roots: np.nd
 
 
 def _leaves(searches: list[Search], store, offs: np.ndarray, own_roots: np.ndarray, steps: list[tuple]) -> list[Leaf]:
-    """The descents' leaves from their steps (`_walk`): the paths, the leaf's move on a copy of
-    its board, a new node where the tree has room (all made at once), and the virtual loss on
-    every path."""
+    """The descents' leaves from their steps (`_walk`): the paths, the leaf positions as the
+    device reads them (a plain move's from its parent's row, all at once; a capture's or a
+    pass's from a host board), a new node where the tree has room (all made at once), and the
+    virtual loss on every path."""
     params = searches[0].params
     stepped, nodes_at, taken, kids = (np.concatenate(x) for x in zip(*steps)) if steps else \
         (np.zeros(0, np.int64),) * 4
     paths, actions = _paths(len(searches), own_roots, stepped, taken, kids)
-    ends = [path[-1] for path in paths]
-    boards = [s.tree.boards[end] for s, end in zip(searches, ends)]
-    which, nodes, parents, acts = [], [], [], []  # the new nodes: search, node, parent, action
+    ends = np.fromiter((path[-1] for path in paths), np.int64, len(paths))
+    rows = store.pos[ends + offs]  # a copy: the leaves that stop on a node play from its position
+    moves = np.full(len(searches), -1, np.int64)  # the leaf's last move where it is not a node's (yet)
+    boards: list = [None] * len(searches)
+    which, nodes = [], []  # the new nodes: search, node
     miss = kids < 0
-    if miss.any():  # the leaf's move on a copy of its board; a new node where the tree has room
+    if miss.any():  # the leaf's move; a new node where the tree has room
         ex_j, ex_a = stepped[miss], taken[miss]
-        order = np.argsort(ex_j)
-        ex_j, ex_a = ex_j[order], ex_a[order]
-        at = np.asarray(ends, np.int64)[ex_j] + offs[ex_j]
+        at = ends[ex_j] + offs[ex_j]
         pass_action = searches[0].tree.pass_action
-        for j, a, plain, grow in zip(ex_j.tolist(), ex_a.tolist(), store.plain[at, ex_a].tolist(),
-                                     (store.sims[at] >= params.expand_after).tolist()):
+        plain, passes = store.plain[at, ex_a], ex_a == pass_action
+        moves[ex_j] = ex_a
+        if plain.any():
+            rows[ex_j[plain]] = packed_after_plain(store.pos[at[plain]], ex_a[plain], searches[0].tree.geometry)
+        if passes.any():
+            rows[ex_j[passes]] = packed_after_pass(store.pos[at[passes]])
+        rough = ~(plain | passes)  # captures: the host board says what the move takes
+        for j, a in zip(ex_j[rough].tolist(), ex_a[rough].tolist()):
+            boards[j] = searches[j].tree.boards[int(ends[j])].after(a)
+        if rough.any():
+            rows[ex_j[rough]] = packed_fields([boards[j] for j in ex_j[rough].tolist()])
+        grow = store.sims[at] >= params.expand_after
+        for j in ex_j[grow].tolist():
             tree = searches[j].tree
-            boards[j] = board = boards[j].after(None if a == pass_action else a, plain=plain)
-            if grow and not tree.full:
+            if not tree.full:
                 which.append(j)
-                parents.append(ends[j])
-                acts.append(a)
-                nodes.append(tree.reserve(board))
+                nodes.append(tree.reserve(boards[j]))
                 paths[j].append(nodes[-1])
-    leaves = [Leaf(path, acted, board) for path, acted, board in zip(paths, actions, boards)]
+    leaves = []
+    for j, path, acted, end, move, board in zip(range(len(paths)), paths, actions, ends.tolist(), moves.tolist(),
+                                                boards):
+        if move >= 0 and len(path) == len(acted):  # its last move made no node: the board after it
+            leaves.append(Leaf(path, acted, board, row=rows[j], tree=searches[j].tree, at=end, move=move))
+        else:
+            leaves.append(Leaf(path, acted, board, row=rows[j], tree=searches[j].tree, at=path[-1]))
     if which:  # Tree.add(..., lazy=True) for all of them at once
-        off, own = offs[which], np.asarray(nodes, np.int64)
-        start_rows(store, own + off, [leaves[j].board for j in which], np.asarray(parents, np.int64),
-                   np.asarray(acts, np.int64), own, off)
+        js = np.asarray(which, np.int64)
+        off, own = offs[js], np.asarray(nodes, np.int64)
+        new_rows = rows[js]
+        c = new_rows.shape[1] - 6
+        start_rows(store, own + off, new_rows[:, c + 2] >= 2, new_rows[:, c + 1], ends[js], moves[js], own, off)
+        store.pos[own + off] = new_rows
+        lazy = np.array([boards[j] is None for j in which])  # by a plain move (one stone more) or a pass
+        plain_rows(store, (own + off)[lazy], (ends[js] + off)[lazy], moves[js][lazy] != searches[0].tree.pass_action)
+        for j, node in zip(js[~lazy].tolist(), own[~lazy].tolist()):
+            searches[j].tree.hold(node, boards[j], rows[j])
     if params.virtual_loss and steps:
         _virtual_loss(store, nodes_at, taken, params, leaves, params.virtual_loss * params.playouts_per_leaf)
     return leaves
+
+
+def leaf_rows(leaves: list[list[Leaf]], rules: str):
+    """The positions of each tree's leaves as the device reads them (kernels/state.packed_fields):
+    int32 [G, L, C + 6] when every tree has L, else one [n_g, C + 6] per tree; under chinese
+    rules a finished leaf (two passes) has its passes cleared, so that its playouts take the
+    dead stones off before it is counted (Board.resumed)."""
+    rows = np.stack([leaf.row if leaf.row is not None else packed_fields([leaf.board])[0]
+                     for ls in leaves for leaf in ls])
+    if rules == "chinese":
+        passes = rows[:, -4]  # kernels/state._PACKED: ko, to_play, passes, komi, last, prev
+        passes[passes >= 2] = 0
+    counts = [len(ls) for ls in leaves]
+    if len(set(counts)) == 1:
+        return rows.reshape(len(leaves), counts[0], -1)
+    return np.split(rows, np.cumsum(counts)[:-1])
 
 
 def _paths(n: int, roots: np.ndarray, stepped: np.ndarray, taken: np.ndarray, kids: np.ndarray):
@@ -305,13 +341,11 @@ def _initialise_nodes(searches: list[Search], store, offs: np.ndarray, which: np
         return
     # Their verdicts from compiled code on the host's CPU (Simulator.verdicts_now), as the device
     # gives a round's new nodes theirs: the same legal masks and priors as the host twin's.
-    boards = [store.boards[n] for n in nodes.tolist()]
     simulator = searches[0].simulator
-    v = simulator.verdicts_now(boards)
+    v = simulator.verdicts_now(store.pos[nodes])
     bare = np.flatnonzero(~store.legal_ready[nodes])
     if bare.size:
-        _legal_from(store, nodes[bare], [boards[i] for i in bare.tolist()], v.legal[bare], v.capture[bare],
-                    searches[0].tree.pass_always)
+        _legal_from(store, nodes[bare], v.legal[bare], v.capture[bare], searches[0].tree.pass_always)
     priors.initialise(store, nodes, params, v.prior, v.pattern, simulator.shapes_for(params, v, searches[0].size))
     refresh(store, nodes, params, store.jitter_of(nodes))
 
@@ -356,12 +390,31 @@ def _descend_one(search) -> Leaf:
             break
         node = child
         nodes.append(child)
-    board = tree.boards[nodes[-1]]
+    end = nodes[-1]
     if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
-        board = board.after(None if a == tree.pass_action else a, plain=tree.plain[nodes[-1], a])
-        if not tree.full and tree.sims[nodes[-1]] >= params.expand_after:
-            nodes.append(tree.add(board, nodes[-1], a, lazy=True))
-    leaf = Leaf(nodes, actions, board)
+        board = None
+        if tree.plain[end, a]:  # from the parent's row; the host board on first use
+            row = packed_after_plain(tree.pos[end:end + 1], [a], tree.geometry)[0]
+        elif a == tree.pass_action:
+            row = packed_after_pass(tree.pos[end:end + 1])[0]
+        else:
+            board = tree.boards[end].after(a)
+            row = packed_fields([board])[0]
+        over, to_play = row[-4] >= 2, row[-5]  # kernels/state._PACKED: ko, to_play, passes, ...
+        if not tree.full and tree.sims[end] >= params.expand_after:
+            node = tree.reserve(board)
+            start_rows(tree, node, over, to_play, end, a, node)
+            if board is None:
+                tree.pos[node] = row
+                plain_rows(tree, node, end, int(a != tree.pass_action))
+            else:
+                tree.hold(node, board, row)
+            nodes.append(node)
+            leaf = Leaf(nodes, actions, board, row=row, tree=tree, at=node)
+        else:
+            leaf = Leaf(nodes, actions, board, row=row, tree=tree, at=end, move=a)
+    else:
+        leaf = Leaf(nodes, actions, row=tree.pos[end].copy(), tree=tree, at=end)
     if params.virtual_loss:
         leaf.virtual = params.virtual_loss * params.playouts_per_leaf
         apply_virtual_loss(tree, leaf, leaf.virtual)

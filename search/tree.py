@@ -17,8 +17,16 @@ Node i, action a (a point 0..P-1, or P for pass), all float32 from BLACK's point
   sims[i], wins[i]    simulations through the node and Black's wins in them (no priors)
   score[i]            the sum of those playouts' final scores (Black's area - White's - komi)
   over[i]             bool: the node's position ends the game (two passes): descents stop there
-Bytes per node: 30 * (P + 1) + 28, plus the host board the node keeps (about 1-2 KB):
-9x9 2,488 B + board, 19x19 10,888 B + board.
+  pos[i]              int32 [C + 6]: the node's position as the device reads it
+                      (kernels/state.packed_fields); a descent makes a plain move's row from its
+                      parent's (packed_after_plain) and sends the leaves' rows to the device
+  stones[i], peak[i]  the stones on the board, and the most in any position of its game so far
+  emptied[i]          bool: a capture has emptied a point in its game (Board.emptied is not empty)
+  anchor[i]           the nearest node on its path (itself included) that holds a host board
+                      since it was made: plain moves since then keep that board's emptied points
+  (the last four tell a superko test where it is needed without a host board: NodeBoards)
+Bytes per node: 30 * (P + 1) + 37 + 4 * (C + 6) (9x9 3,005 B, 19x19 12,685 B), plus the host
+board a node keeps once something asks for it (about 1-2 KB; `NodeBoards`).
 """
 
 from __future__ import annotations
@@ -27,10 +35,13 @@ import mmap
 
 import numpy as np
 
+from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
+from gojax.kernels.state import packed_fields
 
 NODE_ARRAYS = ("n", "w", "na", "wa", "prior", "value", "legal", "plain", "child", "node_n", "sims", "wins", "score", "to_play",
-               "parent", "parent_action", "initialised", "legal_ready", "over")  # every per-node array, indexed [node, ...]
+               "parent", "parent_action", "initialised", "legal_ready", "over", "pos", "stones", "peak", "emptied",
+               "anchor")  # every per-node array, indexed [node, ...]
 
 
 def _zeros(shape: tuple, dtype) -> np.ndarray:
@@ -48,6 +59,7 @@ def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
     row when the row becomes a node, so the operating system commits memory only for the pages
     of rows in use (zeroed pages are mapped on first touch)."""
     shape = (rows, num_actions)
+    cells = Geometry(int(round((num_actions - 1) ** 0.5))).num_cells
     return {
         "n": _zeros(shape, np.float32), "w": _zeros(shape, np.float32),
         "na": _zeros(shape, np.float32), "wa": _zeros(shape, np.float32),
@@ -63,6 +75,9 @@ def _allocate(rows: int, num_actions: int) -> dict[str, np.ndarray]:
         "legal_ready": _zeros(rows, bool),
         "over": _zeros(rows, bool),
         "parent": _zeros(rows, np.int32), "parent_action": _zeros(rows, np.int32),
+        "pos": _zeros((rows, cells + 6), np.int32),
+        "stones": _zeros(rows, np.int16), "peak": _zeros(rows, np.int16), "emptied": _zeros(rows, bool),
+        "anchor": _zeros(rows, np.int32),
     }
 
 
@@ -76,6 +91,7 @@ class Tree:
                  slot: int = 0):
         """pass_always: pass is a legal tree action at every node (SearchParams.pass_in_tree)."""
         self.size = size
+        self.geometry = Geometry(size)
         self.num_actions = size * size + 1  # A
         self.pass_action = size * size
         self.capacity = capacity
@@ -90,7 +106,7 @@ class Tree:
         # in a stack, row `slot` of the stack's, so that a round's refresh reads all trees' at once.
         self.jitter = np.zeros(self.num_actions, np.float32) if stack is None else stack.jitter[slot]
         self.stack = stack
-        self.boards: list[Board | None] = [None] * capacity
+        self.boards = NodeBoards(self, capacity)
         self.num_nodes = 0
         self.pass_always = pass_always
 
@@ -114,17 +130,29 @@ class Tree:
         """A new node for `board` (statistics zero).  Caller checks `full`.  With `lazy` the
         legal mask is left for `set_legal` / `ensure_legal`: most leaves get it from the device."""
         i = self.reserve(board)
-        start_rows(self, i, [board], parent, action, i)
+        start_rows(self, i, board.game_over, board.to_play, parent, action, i)
+        self.hold(i, board)
         if not lazy:
             self.ensure_legal(i)
         return i
 
-    def reserve(self, board: Board) -> int:
-        """The next free node, holding `board`; `start_rows` then sets its statistics."""
+    def reserve(self, board: Board | None) -> int:
+        """The next free node, holding `board` (None: a plain move's, made on first use from its
+        parent's: `NodeBoards`); `start_rows` then sets its statistics and the caller its `pos`."""
         i = self.num_nodes
         self.num_nodes += 1
         self.boards[i] = board
         return i
+
+    def hold(self, i: int, board: Board, row: np.ndarray | None = None) -> None:
+        """Node i's position is `board` (its host board from now on): its packed row (`row`
+        where the caller has it) and what a superko test asks of it."""
+        self.boards[i] = board
+        self.pos[i] = packed_fields([board])[0] if row is None else row
+        self.stones[i] = np.count_nonzero(board.stones)
+        self.peak[i] = board.peak_stones
+        self.emptied[i] = bool(board.emptied)
+        self.anchor[i] = i
 
     def ensure_legal(self, i: int) -> None:
         """Fill node i's legal mask from its host board, unless already filled."""
@@ -134,7 +162,7 @@ class Tree:
     def set_legal(self, i: int, points: list[int]) -> None:
         mask = np.zeros((1, self.pass_action), bool)
         mask[0, points] = True
-        set_legal_rows(self, np.array([i]), [self.boards[i]], mask, self.pass_always)
+        set_legal_rows(self, np.array([i]), lambda _: self.boards[i], mask, self.pass_always)
 
     def visits(self, i: int, prior_count) -> np.ndarray:
         """[A] MC visits of node i's actions without the prior's simulations (a number, or [A]: priors.experience)."""
@@ -142,6 +170,7 @@ class Tree:
 
     def reroot(self, new_root: int) -> int:
         """Keep only the subtree under `new_root`, compacted to the front; returns its index (0)."""
+        root_board = self.boards[new_root]  # made while its path is still in the tree
         keep = [new_root]
         for i in keep:  # breadth-first; the list grows while we walk it
             kids = self.child[i][self.child[i] >= 0]
@@ -157,8 +186,10 @@ class Tree:
         self.parent[:k] = np.where(self.parent[:k] >= 0, remap[np.maximum(self.parent[:k], 0)], -1)
         self.parent[0] = -1
         self.parent_action[0] = -1
-        boards = [self.boards[i] for i in order]
-        self.boards = boards + [None] * (self.capacity - k)
+        # An anchor above the new root: plain moves lead from it to the root, whose board keeps its emptied points.
+        self.anchor[:k] = np.maximum(remap[self.anchor[:k]], 0)
+        self.boards.keep(order)
+        self.hold(0, root_board)
         self.truncate(k)
         return 0
 
@@ -171,19 +202,31 @@ class Tree:
         self.num_nodes = k
 
 
-def start_rows(store, rows, boards: list[Board], parent, action, own, offset=0) -> None:
-    """Rows `rows` of a Tree's or TreeStack's arrays become new nodes with zero statistics, one
-    per board: node `own` (its tree's index) is the child by `action` of its tree's node
-    `parent` (-1 for a root); `offset` turns a tree's indices into the store's.  All of rows,
-    parent, action, own and offset are ints (one node: scalar writes, the lone search's path)
-    or index arrays of one length (a round's new nodes in several trees).  The rows are zero
-    (fresh, or let go by `Tree.truncate`): only what is not zero is written."""
+def plain_rows(store, rows, parents, added=1) -> None:
+    """The superko fields (stones, peak, emptied, anchor) of new store `rows`, each made by a
+    plain move (`added` 1) or a pass (0) from store node `parents` (same length; or ints):
+    `added` stones more, the parent's emptied points and anchor."""
+    stones = store.stones[parents] + added
+    store.stones[rows] = stones
+    store.peak[rows] = np.maximum(store.peak[parents], stones)
+    store.emptied[rows] = store.emptied[parents]
+    store.anchor[rows] = store.anchor[parents]
+
+
+def start_rows(store, rows, over, to_play, parent, action, own, offset=0) -> None:
+    """Rows `rows` of a Tree's or TreeStack's arrays become new nodes with zero statistics: node
+    `own` (its tree's index) is the child by `action` of its tree's node `parent` (-1 for a
+    root), its position over (two passes) or not, `to_play` to move; `offset` turns a tree's
+    indices into the store's.  All of them are ints or bools (one node: scalar writes, the lone
+    search's path) or arrays of one length (a round's new nodes in several trees).  The rows
+    are zero (fresh, or let go by `Tree.truncate`): only what is not zero is written; the
+    caller writes `pos`."""
     store.prior[rows] = 0.5
     store.value[rows] = -np.inf
     store.child[rows] = -1
     one = isinstance(rows, int)
-    store.over[rows] = boards[0].game_over if one else [b.game_over for b in boards]
-    store.to_play[rows] = boards[0].to_play if one else [b.to_play for b in boards]
+    store.over[rows] = over
+    store.to_play[rows] = to_play
     store.parent[rows] = parent
     store.parent_action[rows] = action
     if one:
@@ -194,15 +237,37 @@ def start_rows(store, rows, boards: list[Board], parent, action, own, offset=0) 
         store.child[(parent + offset)[has], action[has]] = own[has]
 
 
-def set_legal_rows(store, rows: np.ndarray, boards: list[Board], points: np.ndarray, pass_always: bool) -> None:
-    """Fill the legal masks of store rows `rows` (nodes of `boards`) from `points`, bool
-    [len(rows), P]: the legal points of each.  Without pass_always, pass joins the tree only
-    where it can end the game or every legal move fills an own eye (the playout policy's rule):
-    it saves the simulations spent on pass nodes, but the tree then cannot see that passing
-    beats a self-atari."""
+def may_repeat(store, nodes: np.ndarray, taking: list[list[int]]) -> list[int]:
+    """Which of store `nodes` (positions `i` of it) can have a legal move that repeats an
+    earlier position (positional superko): `board.emptied and (a capture at an emptied point or
+    not board.plain_moves_are_new())`, asked of the tree's arrays and the anchor's board, so that
+    no host board is made for the rest (`taking[i]`: node i's legal capturing points)."""
+    nodes = np.asarray(nodes, np.int64)
+    out = []
+    for i in np.flatnonzero(store.emptied[nodes]).tolist():
+        node = int(nodes[i])
+        if store.stones[node] + 1 <= store.peak[node]:  # a plain move can match an earlier count
+            out.append(i)
+        elif taking[i]:
+            emptied = store.boards[int(store.anchor[node]) + node - node % store.capacity].emptied
+            if any(p in emptied for p in taking[i]):
+                out.append(i)
+    return out
+
+
+def set_legal_rows(store, rows: np.ndarray, board_of, points: np.ndarray, pass_always: bool) -> None:
+    """Fill the legal masks of store rows `rows` from `points`, bool [len(rows), P]: the legal
+    points of each (board_of(k): the host board of rows[k], asked for only without pass_always).
+    Without pass_always, pass joins the tree only where it can end the game or every legal move
+    fills an own eye (the playout policy's rule): it saves the simulations spent on pass nodes,
+    but the tree then cannot see that passing beats a self-atari."""
     store.legal[rows, :store.pass_action] = points
-    passes = [pass_always or b.passes >= 1 or b.eye_mask(b.to_play)[m].all() for b, m in zip(boards, points)]
-    store.legal[rows, store.pass_action] = passes
+    if pass_always:
+        store.legal[rows, store.pass_action] = True
+    else:
+        boards = [board_of(k) for k in range(len(rows))]
+        store.legal[rows, store.pass_action] = [b.passes >= 1 or b.eye_mask(b.to_play)[m].all()
+                                                for b, m in zip(boards, points)]
     store.legal_ready[rows] = True
 
 
@@ -237,8 +302,59 @@ class TreeStack:
         return self._keys.setdefault(key, key)
 
 
+class NodeBoards:
+    """tree.boards[i]: the host Board of node i.  A node that a descent made by a plain move
+    (Tree.plain: legal, captures nothing) or a pass holds none until something asks (a superko test, a
+    ladder, GTP): then it is made from its parent's (Board.after(plain=True)) and kept.  The
+    search itself reads positions as the tree's packed rows (Tree.pos): most nodes never need one."""
+
+    __slots__ = ("_tree", "_list")
+
+    def __init__(self, tree: Tree, capacity: int):
+        self._tree = tree
+        self._list: list[Board | None] = [None] * capacity
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._list)))]
+        board = self._list[i]
+        if board is None and 0 <= i < self._tree.num_nodes:
+            board = self._made(i)
+        return board
+
+    def __setitem__(self, i, value) -> None:
+        self._list[i] = value
+
+    def held(self, i: int) -> Board | None:
+        """Node i's board if it has one now (none made)."""
+        return self._list[i]
+
+    def _made(self, i: int) -> Board:
+        """Node i's board from its nearest ancestor that has one, by the plain moves between."""
+        tree, lst, todo = self._tree, self._list, []
+        while lst[i] is None:
+            todo.append(i)
+            i = int(tree.parent[i])
+            if i < 0:
+                raise ValueError("a node with no board and no parent")
+        board, pass_action = lst[i], tree.pass_action
+        for j in reversed(todo):
+            a = int(tree.parent_action[j])
+            board = lst[j] = board.after(None) if a == pass_action else board.after(a, plain=True)
+        return board
+
+    def keep(self, order: np.ndarray) -> None:
+        """Tree.reroot: the boards of nodes `order` become those of 0 .. len(order) - 1 (the new
+        root's is then set by `Tree.hold`: its parent goes)."""
+        kept = [self._list[i] for i in order.tolist()]
+        self._list = kept + [None] * (len(self._list) - len(kept))
+
+
 class _StackBoards:
-    """stack.boards[i]: the host board of stack node i (each tree keeps its own list)."""
+    """stack.boards[i]: the host board of stack node i (each tree keeps its own `NodeBoards`)."""
 
     def __init__(self, stack: TreeStack):
         self._stack = stack

@@ -10,7 +10,7 @@ from gojax.kernels.geometry import BLACK, WHITE
 from gojax.kernels.host import Board
 from gojax.kernels.playout import run_playouts
 from gojax.kernels.state import batch_from_host
-from gojax.search.backup import backup_round, reference_backup
+from gojax.search.backup import Leaf, backup_round, reference_backup
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
 from gojax.search.priors import mogo_values
@@ -86,8 +86,6 @@ def test_batched_backup_equals_algorithm_2(amaf_rule, max_nodes):
 
 
 def test_virtual_loss_is_removed_exactly():
-    import dataclasses
-
     from gojax.search.backup import apply_virtual_loss
     params = SearchParams(leaves=3, playouts_per_leaf=2, prior="none", seed=2)
     search = Search(Board(5), params)
@@ -105,7 +103,7 @@ def test_virtual_loss_is_removed_exactly():
     res = play_round(search, leaves)
     args = (params.playouts_per_leaf, res.wins, res.first_move, res.z, res.amaf_count, res.amaf_wins, "first")
     backup_round(search.tree, leaves, *args)
-    backup_round(clean, [dataclasses.replace(l, virtual=0.0) for l in leaves], *args)
+    backup_round(clean, [Leaf(l.nodes, l.actions, virtual=0.0) for l in leaves], *args)
     for name in ("n", "w", "na", "wa", "node_n", "sims", "wins"):
         np.testing.assert_allclose(getattr(search.tree, name), getattr(clean, name), err_msg=name)
 
@@ -115,7 +113,7 @@ def test_node_budget_holds_and_search_still_runs():
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
-    assert search.tree.bytes_per_node() == 30 * 50 + 28  # docs: 30 (P + 1) + 28
+    assert search.tree.bytes_per_node() == 30 * 50 + 37 + 4 * (81 + 6)  # docs: 30 (P + 1) + 37 + 4 (C + 6)
 
 
 def test_pick_is_np_where_bit_for_bit():
