@@ -393,20 +393,23 @@ def _descend_one(search) -> Leaf:
     end = nodes[-1]
     if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
         board = None
-        if tree.plain[end, a]:  # from the parent's row; the host board on first use
-            row = packed_after_plain(tree.pos[end:end + 1], [a], tree.geometry)[0]
-        elif a == tree.pass_action:
-            row = packed_after_pass(tree.pos[end:end + 1])[0]
+        plain = bool(tree.plain[end, a])
+        if plain or a == tree.pass_action:  # from the parent's row; the host board on first use
+            row = _row_after(tree, end, a if plain else -1)
         else:
             board = tree.boards[end].after(a)
             row = packed_fields([board])[0]
-        over, to_play = row[-4] >= 2, row[-5]  # kernels/state._PACKED: ko, to_play, passes, ...
+        over, to_play = bool(row[-4] >= 2), int(row[-5])  # kernels/state._PACKED: ko, to_play, passes, ...
         if not tree.full and tree.sims[end] >= params.expand_after:
             node = tree.reserve(board)
             start_rows(tree, node, over, to_play, end, a, node)
-            if board is None:
+            if board is None:  # plain_rows for one node, in scalars
                 tree.pos[node] = row
-                plain_rows(tree, node, end, int(a != tree.pass_action))
+                stones = int(tree.stones[end]) + plain
+                tree.stones[node] = stones
+                tree.peak[node] = max(int(tree.peak[end]), stones)
+                tree.emptied[node] = tree.emptied[end]
+                tree.anchor[node] = tree.anchor[end]
             else:
                 tree.hold(node, board, row)
             nodes.append(node)
@@ -420,3 +423,23 @@ def _descend_one(search) -> Leaf:
         apply_virtual_loss(tree, leaf, leaf.virtual)
         refresh_path(tree, leaf.nodes, leaf.actions, params, tree.jitter)  # the round's next leaves see it
     return leaf
+
+
+def _row_after(tree, node: int, point: int) -> np.ndarray:
+    """packed_after_plain (point >= 0) or packed_after_pass (-1) of one tree node's row, in
+    scalars: for one row, a few element writes cost less than the array operations."""
+    row = tree.pos[node].copy()
+    c = len(row) - 6  # kernels/state._PACKED: ko, to_play, passes, komi, last, prev
+    color = int(row[c + 1])
+    row[c + 1] = 3 - color
+    row[c] = 0
+    row[c + 5] = row[c + 4]
+    if point >= 0:
+        cell = int(tree.geometry.point_to_cell[point])
+        row[cell] = color
+        row[c + 2] = 0
+        row[c + 4] = cell
+    else:
+        row[c + 2] = min(int(row[c + 2]) + 1, 2)
+        row[c + 4] = 0
+    return row

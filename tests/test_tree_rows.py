@@ -73,3 +73,12 @@ def test_nodes_made_by_plain_moves_and_passes_get_their_boards_on_demand():
     b.play(None if best == s.tree.pass_action else best)
     assert s.advance(b)
     check_nodes(s.tree, s.root)
+
+
+def test_a_lone_searchs_nodes_get_their_boards_on_demand_too():
+    """A lone search makes its leaves one at a time (steps._descend_one): the same rows and fields."""
+    from gojax.search.mcts import Search
+    taken = played(7, ["D4", "D5", "C5", "A1", "E5", "A2", "D6"])
+    search = Search(taken, SearchParams(leaves=4, playouts_per_leaf=4, seed=5))
+    search.run(simulations=256, stop_early=False)
+    assert check_nodes(search.tree, search.root) > search.tree.num_nodes // 2
