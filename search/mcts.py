@@ -16,7 +16,6 @@ import numpy as np
 from gojax.kernels.geometry import Geometry
 from gojax.kernels.host import Board
 from gojax.kernels.playout import PlayoutResult
-from gojax.kernels.state import packed_fields
 from gojax.search import priors
 from gojax.search.backup import Leaf
 from gojax.search.device import Simulator
@@ -139,7 +138,6 @@ class Search:
             # are the other side's then.
             if node >= 0 and self.tree.boards[node].same_position(board):
                 self.tree.boards[node] = board.copy()  # same position; keep the game's own record
-                self.tree.pos[node] = packed_fields([board])[0]
                 self.root = self.tree.reroot(node)
                 self.tree.ensure_legal(self.root)
                 return True
