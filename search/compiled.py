@@ -187,6 +187,43 @@ def walk(who, starts, roots, offs, over, initialised, value, child, stop_at_new)
 
 
 @numba.njit(cache=True, nogil=True)
+def walk_one(node, root, over, initialised, value, child, stop_at_new):
+    """One tree's descent from `node` (search/steps._descend_one's loop, compiled): the argmax
+    of each node's value row until the descent leaves the tree, reaches a finished game, or
+    reaches a node with no prior yet, where it ends (`stop_at_new`, but for the `root`) or
+    waits.  Returns the nodes entered after `node`, the actions taken (one more than the nodes
+    where the last leaves the tree), and whether it waits at its last node (the caller gives
+    it its prior and walks on from there)."""
+    cap = 32
+    nodes = np.empty(cap, np.int64)
+    actions = np.empty(cap, np.int64)
+    k, m = 0, 0
+    num_actions = value.shape[1]
+    while not over[node]:
+        if not initialised[node]:
+            if not (stop_at_new and node != root):
+                return nodes[:k], actions[:m], True
+            break
+        best, a = value[node, 0], 0
+        for b in range(1, num_actions):  # np.argmax: the first of the largest
+            if value[node, b] > best:
+                best, a = value[node, b], b
+        if m == cap:
+            cap *= 2
+            nodes = _grown(nodes, cap)
+            actions = _grown(actions, cap)
+        actions[m] = a
+        m += 1
+        kid = child[node, a]
+        if kid < 0:
+            break
+        nodes[k] = kid
+        k += 1
+        node = kid
+    return nodes[:k], actions[:m], False
+
+
+@numba.njit(cache=True, nogil=True)
 def _grown(a, cap):
     out = np.empty(cap, a.dtype)
     out[:a.shape[0]] = a

@@ -19,9 +19,9 @@ import numpy as np
 from gojax.kernels.playout import PlayoutResult
 from gojax.kernels.state import packed_after_pass, packed_after_plain, packed_fields
 from gojax.search import compiled, priors
-from gojax.search.backup import Leaf, apply_virtual_loss, backup_round
+from gojax.search.backup import Leaf, backup_round
 from gojax.search.params import SearchParams
-from gojax.search.select import per_edge, refresh, refresh_path
+from gojax.search.select import per_edge, refresh
 from gojax.search.tree import may_repeat, plain_rows, set_legal_rows, start_rows
 
 if TYPE_CHECKING:  # mcts.py imports this module
@@ -369,29 +369,14 @@ def _virtual_loss(store, s: np.ndarray, a: np.ndarray, params: SearchParams, lea
 
 
 def _descend_one(search) -> Leaf:
-    """`descend` for one tree, in plain Python: numpy calls on single elements would cost
-    more than they save (the array descent takes about 1.4x the host time per round of a lone
-    search).  The same descent, step for step (tests/test_forest.py holds the two equal)."""
+    """`descend` for one tree: the walk and the virtual loss compiled, the leaf in scalars
+    (numpy calls on single elements would cost more than they save).  The same descent, step
+    for step (tests/test_forest.py holds the two equal)."""
     tree, params = search.tree, search.params
-    node = search.root
-    nodes, actions = [node], []
-    rule = params.in_flight_rule
-    while not tree.over[node]:
-        if not tree.initialised[node]:
-            if rule == "stop" and node != search.root:  # its playouts are on the device: play more from it
-                break
-            search._initialise(node)
-        a = int(tree.value[node].argmax())
-        if rule == "sidestep" and _pending(tree, int(tree.child[node, a])):
-            a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
-        actions.append(a)
-        child = int(tree.child[node, a])
-        if child < 0:
-            break
-        node = child
-        nodes.append(child)
+    nodes, actions = _walk_one(search)
     end = nodes[-1]
     if len(actions) == len(nodes):  # the last action's child is not in the tree (else: a stop)
+        a = actions[-1]
         board = None
         plain = bool(tree.plain[end, a])
         if plain or a == tree.pass_action:  # from the parent's row; the host board on first use
@@ -418,11 +403,51 @@ def _descend_one(search) -> Leaf:
             leaf = Leaf(nodes, actions, board, row=row, tree=tree, at=end, move=a)
     else:
         leaf = Leaf(nodes, actions, row=tree.pos[end].copy(), tree=tree, at=end)
-    if params.virtual_loss:
+    if params.virtual_loss and actions:  # the round's next leaves see it
         leaf.virtual = params.virtual_loss * params.playouts_per_leaf
-        apply_virtual_loss(tree, leaf, leaf.virtual)
-        refresh_path(tree, leaf.nodes, leaf.actions, params, tree.jitter)  # the round's next leaves see it
+        edges = per_edge(params)
+        s = np.array(nodes[:len(actions)], np.int64)
+        compiled.virtual_loss(tree.n, tree.w, tree.na, tree.wa, tree.node_n, tree.value, tree.to_play, s,
+                              np.array(actions, np.int64), np.float32(leaf.virtual), tree.jitter[None],
+                              np.zeros(len(s), np.int64), edges, 4.0 * params.rave_bias ** 2, float(params.fpu))
+        if not edges:
+            refresh(tree, s, params, tree.jitter)
+    elif params.virtual_loss:
+        leaf.virtual = params.virtual_loss * params.playouts_per_leaf
     return leaf
+
+
+def _walk_one(search) -> tuple[list[int], list[int]]:
+    """A lone descent's path (nodes from the root) and actions: compiled.walk_one, which stops
+    where a node waits for its prior (given here, on the host) and walks on from there; in
+    Python under in_flight="sidestep"."""
+    tree, params = search.tree, search.params
+    node = search.root
+    nodes, actions = [node], []
+    rule = params.in_flight_rule
+    if rule != "sidestep":
+        while True:
+            more, acts, wait = compiled.walk_one(node, search.root, tree.over, tree.initialised, tree.value,
+                                                 tree.child, rule == "stop")
+            nodes += more.tolist()
+            actions += acts.tolist()
+            if not wait:
+                return nodes, actions
+            node = nodes[-1]
+            search._initialise(node)
+    while not tree.over[node]:
+        if not tree.initialised[node]:
+            search._initialise(node)
+        a = int(tree.value[node].argmax())
+        if _pending(tree, int(tree.child[node, a])):
+            a = int(_sidestep(tree, tree.value[node][None], tree.child[node][None], 0, a)[0])
+        actions.append(a)
+        child = int(tree.child[node, a])
+        if child < 0:
+            break
+        node = child
+        nodes.append(child)
+    return nodes, actions
 
 
 def _row_after(tree, node: int, point: int) -> np.ndarray:
