@@ -224,43 +224,6 @@ def walk_one(node, root, over, initialised, value, child, stop_at_new):
 
 
 @numba.njit(cache=True, nogil=True)
-def paths(roots, stepped, taken, kids):
-    """Each of len(roots) searches' path and actions from a descent's steps (search/steps._walk:
-    search stepped[i] took action taken[i] to child kids[i], -1 where it left the tree; each
-    search's steps in the order of its levels).  Returns the nodes end to end, with one spare
-    slot after each path (for a new node), each path's first slot and length, the actions end
-    to end, and each search's first action and count."""
-    n = roots.shape[0]
-    m = np.ones(n, np.int64)
-    t = np.zeros(n, np.int64)
-    for i in range(stepped.shape[0]):
-        t[stepped[i]] += 1
-        if kids[i] >= 0:
-            m[stepped[i]] += 1
-    node_base = np.empty(n, np.int64)
-    act_base = np.empty(n, np.int64)
-    nb, ab = 0, 0
-    for j in range(n):
-        node_base[j], act_base[j] = nb, ab
-        nb += m[j] + 1
-        ab += t[j]
-    nodes = np.full(nb, -1, np.int64)
-    acts = np.empty(ab, np.int64)
-    fill_m = np.ones(n, np.int64)
-    fill_t = np.zeros(n, np.int64)
-    for j in range(n):
-        nodes[node_base[j]] = roots[j]
-    for i in range(stepped.shape[0]):
-        j = stepped[i]
-        acts[act_base[j] + fill_t[j]] = taken[i]
-        fill_t[j] += 1
-        if kids[i] >= 0:
-            nodes[node_base[j] + fill_m[j]] = kids[i]
-            fill_m[j] += 1
-    return nodes, node_base, m, acts, act_base, t
-
-
-@numba.njit(cache=True, nogil=True)
 def _grown(a, cap):
     out = np.empty(cap, a.dtype)
     out[:a.shape[0]] = a

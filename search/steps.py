@@ -229,15 +229,15 @@ def _leaves(searches: list[Search], store, offs: np.ndarray, own_roots: np.ndarr
     params = searches[0].params
     stepped, nodes_at, taken, kids = (np.concatenate(x) for x in zip(*steps)) if steps else \
         (np.zeros(0, np.int64),) * 4
-    flat, node_base, m, acts, act_base, t = compiled.paths(own_roots, stepped, taken, kids)
-    ends = flat[node_base + m - 1]
+    paths, actions = _paths(len(searches), own_roots, stepped, taken, kids)
+    ends = np.fromiter((path[-1] for path in paths), np.int64, len(paths))
     rows = store.pos[ends + offs]  # a copy: the leaves that stop on a node play from its position
     moves = np.full(len(searches), -1, np.int64)  # the leaf's last move where it is not a node's (yet)
     boards: list = [None] * len(searches)
     which, nodes = [], []  # the new nodes: search, node
-    ex_j = np.flatnonzero((t == m) & (t > 0))  # the last action left the tree
-    if ex_j.size:  # the leaf's move; a new node where the tree has room
-        ex_a = acts[act_base[ex_j] + t[ex_j] - 1]
+    miss = kids < 0
+    if miss.any():  # the leaf's move; a new node where the tree has room
+        ex_j, ex_a = stepped[miss], taken[miss]
         at = ends[ex_j] + offs[ex_j]
         pass_action = searches[0].tree.pass_action
         plain, passes = store.plain[at, ex_a], ex_a == pass_action
@@ -251,22 +251,17 @@ def _leaves(searches: list[Search], store, offs: np.ndarray, own_roots: np.ndarr
             boards[j] = searches[j].tree.boards[int(ends[j])].after(a)
         if rough.any():
             rows[ex_j[rough]] = packed_fields([boards[j] for j in ex_j[rough].tolist()])
-        for j in ex_j[store.sims[at] >= params.expand_after].tolist():
+        grow = store.sims[at] >= params.expand_after
+        for j in ex_j[grow].tolist():
             tree = searches[j].tree
-            if tree.num_nodes < tree.capacity:
+            if not tree.full:
                 which.append(j)
                 nodes.append(tree.reserve(boards[j]))
-        if which:
-            js = np.asarray(which, np.int64)
-            flat[node_base[js] + m[js]] = nodes
-            m[js] += 1
-    flat_l, acts_l = flat.tolist(), acts.tolist()
+                paths[j].append(nodes[-1])
     leaves = []
-    for j, b, mj, c, tj, end, move, board in zip(range(len(searches)), node_base.tolist(), m.tolist(),
-                                                  act_base.tolist(), t.tolist(), ends.tolist(), moves.tolist(),
-                                                  boards):
-        path, acted = flat_l[b:b + mj], acts_l[c:c + tj]
-        if move >= 0 and mj == tj:  # its last move made no node: the board after it
+    for j, path, acted, end, move, board in zip(range(len(paths)), paths, actions, ends.tolist(), moves.tolist(),
+                                                boards):
+        if move >= 0 and len(path) == len(acted):  # its last move made no node: the board after it
             leaves.append(Leaf(path, acted, board, row=rows[j], tree=searches[j].tree, at=end, move=move))
         else:
             leaves.append(Leaf(path, acted, board, row=rows[j], tree=searches[j].tree, at=path[-1]))
@@ -300,6 +295,20 @@ def leaf_rows(leaves: list[list[Leaf]], rules: str):
     if len(set(counts)) == 1:
         return rows.reshape(len(leaves), counts[0], -1)
     return np.split(rows, np.cumsum(counts)[:-1])
+
+
+def _paths(n: int, roots: np.ndarray, stepped: np.ndarray, taken: np.ndarray, kids: np.ndarray):
+    """Each of n searches' path (own node indices from its root) and actions, as lists, from a
+    descent's steps: search `stepped[i]` took action `taken[i]` to child `kids[i]` (-1: not in
+    the tree, its last step), each search's steps in the order of its levels.  Appends in plain
+    Python: a few hundred of them cost less than the numpy calls per step that an array of paths
+    needs."""
+    paths, acts = [[r] for r in roots.tolist()], [[] for _ in range(n)]
+    for j, a, c in zip(stepped.tolist(), taken.tolist(), kids.tolist()):
+        acts[j].append(a)
+        if c >= 0:
+            paths[j].append(c)
+    return paths, acts
 
 
 def _pending(store, nodes):
