@@ -403,17 +403,9 @@ def _descend_one(search) -> Leaf:
             leaf = Leaf(nodes, actions, board, row=row, tree=tree, at=end, move=a)
     else:
         leaf = Leaf(nodes, actions, row=tree.pos[end].copy(), tree=tree, at=end)
-    if params.virtual_loss and actions:  # the round's next leaves see it
-        leaf.virtual = params.virtual_loss * params.playouts_per_leaf
-        edges = per_edge(params)
-        s = np.array(nodes[:len(actions)], np.int64)
-        compiled.virtual_loss(tree.n, tree.w, tree.na, tree.wa, tree.node_n, tree.value, tree.to_play, s,
-                              np.array(actions, np.int64), np.float32(leaf.virtual), tree.jitter[None],
-                              np.zeros(len(s), np.int64), edges, 4.0 * params.rave_bias ** 2, float(params.fpu))
-        if not edges:
-            refresh(tree, s, params, tree.jitter)
-    elif params.virtual_loss:
-        leaf.virtual = params.virtual_loss * params.playouts_per_leaf
+    if params.virtual_loss:  # the round's next leaves see it: the forest's kernel, on one path
+        _virtual_loss(tree, np.array(nodes[:len(actions)], np.int64), np.array(actions, np.int64), params, [leaf],
+                      params.virtual_loss * params.playouts_per_leaf)
     return leaf
 
 
