@@ -69,31 +69,27 @@ def test_an_interrupted_run_says_so_and_the_same_command_goes_on(tmp_path):
 
 
 @pytest.mark.slow
-def test_two_processes_with_jax_distributed_write_the_rows_of_one(tmp_path):
-    """jax.distributed on one machine (a local coordinator, CPU collectives over gloo): each
-    process searches every other batch of 3 positions on its own devices, process 0 writes, and
-    the rows are the bytes one process writes.  Then a run cut short resumes: its rows again."""
+def test_two_processes_with_jax_distributed_resume_and_write_the_rows_of_one(tmp_path):
+    """jax.distributed on one machine (a local coordinator, CPU collectives over gloo), as on two
+    hosts: a run that lost a process during row 4 goes on from the rows both processes agree on;
+    each process searches every other batch of 3 positions on its own devices, process 0 writes,
+    and the file is the bytes one process writes."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-
-    def two_processes(out):  # `gojax analyze --coordinator ...`, as on two hosts
-        with socket.socket() as sock:  # a fresh coordinator port for each run
-            sock.bind(("localhost", 0))
-            port = sock.getsockname()[1]
-        procs = [subprocess.Popen([sys.executable, "-m", "gojax", "analyze", GAME, "--out", str(out), "--simulations",
-                                   "32", "--leaves", "4", "--playouts-per-leaf", "4", "--seed", "3", "--trees", "3",
-                                   "--playouts", "16", "--no-progress", "--coordinator", f"localhost:{port}",
-                                   "--num-processes", "2", "--process-id", str(i)], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
-        for p in procs:
-            _, err = p.communicate(timeout=600)
-            assert p.returncode == 0, err.decode()[-2000:]
-
-    two, one = tmp_path / "two.jsonl", tmp_path / "one.jsonl"
-    two_processes(two)
+    one = tmp_path / "one.jsonl"
     run_analyze([GAME], str(one), simulations=32, params=PARAMS, trees=3, playouts=16, progress=False)
-    assert two.read_bytes() == one.read_bytes() and one.read_bytes().count(b"\n") == 13
     lines = one.read_text().splitlines(keepends=True)
+    assert len(lines) == 13
     cut = tmp_path / "cut.jsonl"
-    cut.write_text("".join(lines[:4]) + lines[4][:30])  # a run that lost a process during row 4
-    two_processes(cut)
+    cut.write_text("".join(lines[:4]) + lines[4][:30])  # rows 4-12 left: batches [4-6] [7-9] [10-12]
+    with socket.socket() as sock:  # a free port for the coordinator
+        sock.bind(("localhost", 0))
+        port = sock.getsockname()[1]
+    procs = [subprocess.Popen([sys.executable, "-m", "gojax", "analyze", GAME, "--out", str(cut), "--simulations",
+                               "32", "--leaves", "4", "--playouts-per-leaf", "4", "--seed", "3", "--trees", "3",
+                               "--playouts", "16", "--no-progress", "--coordinator", f"localhost:{port}",
+                               "--num-processes", "2", "--process-id", str(i)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in (0, 1)]
+    outs = [[b.decode() for b in p.communicate(timeout=600)] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    assert "resuming: 4 rows" in outs[0][1] and "wrote 9 rows" in outs[0][0]  # process 0 writes
     assert cut.read_bytes() == one.read_bytes()

@@ -202,8 +202,9 @@ from gojax.search.forest import Forest
 from gojax.search.params import SearchParams
 plist = [SearchParams(leaves=2, playouts_per_leaf=4, seed=g) for g in range(4)]
 results = Forest([Board(5)] * 4, plist).run(64) if play else []
-child = subprocess.run([sys.executable, "-c", "import jax; print(jax.device_count())"], capture_output=True, text=True)
-print(json.dumps(dict(devices=jax.device_count(), flags=os.environ.get("XLA_FLAGS"), child=int(child.stdout),
+child = subprocess.run([sys.executable, "-c", "import jax; print(jax.device_count())"], capture_output=True,
+                       text=True).stdout if play else "0"  # a process this one starts (asked once: 3 s each)
+print(json.dumps(dict(devices=jax.device_count(), flags=os.environ.get("XLA_FLAGS"), child=int(child),
                       moves=[[r.move, [m.visits for m in r.moves]] for r in results])))
 """
 

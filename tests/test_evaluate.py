@@ -57,17 +57,18 @@ def test_results_do_not_depend_on_the_batch():
 
 
 def test_same_rows_on_one_and_on_four_devices(tmp_path):
+    """This process has one CPU device; a process started with four writes the same bytes."""
+    import jax
+    games = [str(DATA / "game_a.sgf"), str(DATA / "game_b.sgf")]
     script = ("import sys, json, jax; from gojax.evaluate import run_evaluate; "
-              "assert jax.device_count() == int(sys.argv[2]), jax.devices(); "
-              f"run_evaluate([{str(DATA / 'game_a.sgf')!r}, {str(DATA / 'game_b.sgf')!r}], sys.argv[1], playouts=16, "
-              "batch=8, progress=False)")
-    outs = []
-    for devices in (1, 4):
-        out = tmp_path / f"d{devices}.jsonl"
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
-        subprocess.run([sys.executable, "-c", script, str(out), str(devices)], check=True, env=env, timeout=600)
-        outs.append(out.read_bytes())
-    assert outs[0] == outs[1] and outs[0].count(b"\n") == 31 + 13  # every position, moves 0..n
+              "assert jax.device_count() == 4, jax.devices(); "
+              f"run_evaluate({games!r}, sys.argv[1], playouts=16, batch=8, progress=False)")
+    one, four = tmp_path / "d1.jsonl", tmp_path / "d4.jsonl"
+    assert jax.device_count() == 1
+    run_evaluate(games, str(one), playouts=16, batch=8, progress=False)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    subprocess.run([sys.executable, "-c", script, str(four)], check=True, env=env, timeout=600)
+    assert four.read_bytes() == one.read_bytes() and one.read_bytes().count(b"\n") == 31 + 13  # every position
 
 
 def test_resume_and_byte_identical_reruns(tmp_path):
@@ -95,18 +96,23 @@ def test_cli_csv_and_plot(tmp_path):
 
 
 def test_search_on_four_devices_equals_one_device():
-    """A round's rows split over the devices (3 leaves: padded to 4), poolRave rows with them."""
+    """A round's rows split over the devices (3 leaves: padded to 4), poolRave rows with them:
+    a process with four CPU devices finds what this one (one device) finds."""
+    import jax
+
+    from gojax import Board, Search, SearchParams
     script = ("import sys, jax; from gojax import Board, Search, SearchParams; "
-              "assert jax.device_count() == int(sys.argv[1]); "
+              "assert jax.device_count() == 4; "
               "p = SearchParams(leaves=3, playouts_per_leaf=8, seed=3, pool_prob=0.5, pool_min_visits=24); "
               "r = Search(Board(7), p).run(simulations=480, stop_early=False); "
               "print([(m.move, m.visits) for m in r.moves[:8]], r.value)")
-    outs = []
-    for devices in (1, 4):
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
-        outs.append(subprocess.run([sys.executable, "-c", script, str(devices)], check=True, env=env, timeout=600,
-                                   capture_output=True, text=True).stdout)
-    assert outs[0] == outs[1] and outs[0].strip()
+    assert jax.device_count() == 1
+    p = SearchParams(leaves=3, playouts_per_leaf=8, seed=3, pool_prob=0.5, pool_min_visits=24)
+    r = Search(Board(7), p).run(simulations=480, stop_early=False)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    four = subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=600, capture_output=True,
+                          text=True).stdout
+    assert four.strip() == f"{[(m.move, m.visits) for m in r.moves[:8]]} {r.value}"
 
 
 @pytest.mark.slow
