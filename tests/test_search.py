@@ -109,7 +109,7 @@ def test_virtual_loss_is_removed_exactly():
 
 
 def test_node_budget_holds_and_search_still_runs():
-    params = SearchParams(leaves=8, playouts_per_leaf=4, max_nodes=20)
+    params = SearchParams(leaves=8, playouts_per_leaf=2, max_nodes=20)  # the shape of the tests around it: one compile
     search = Search(Board(7), params)
     result = search.run(simulations=1000, stop_early=False)
     assert search.tree.num_nodes == 20 and result.simulations >= 1000
@@ -184,7 +184,7 @@ def test_tree_reuse_needs_the_same_side_to_move():
 
 
 def test_tree_reuse_keeps_the_played_subtree():
-    params = SearchParams(leaves=8, playouts_per_leaf=8, seed=3)
+    params = SearchParams(leaves=8, playouts_per_leaf=2, seed=3)
     game = Board(7)
     search = Search(game, params)
     result = search.run(simulations=2048, stop_early=False)
@@ -236,7 +236,7 @@ def test_no_retrace_across_searches():
 
 
 def test_same_seed_same_search():
-    params = SearchParams(leaves=4, playouts_per_leaf=8, seed=11)
+    params = SearchParams(leaves=4, playouts_per_leaf=4, seed=11)
     a = Search(Board(7), params).run(simulations=512, stop_early=False)
     b = Search(Board(7), params).run(simulations=512, stop_early=False)
     assert a.move == b.move and [m.visits for m in a.moves] == [m.visits for m in b.moves]
