@@ -386,7 +386,7 @@ def test_lazy_legal_masks_equal_the_host_ones():
     b = Board(7)
     for v in ("D4", "C3", "E5", "C5", "E3"):
         b.play(b.geometry.from_gtp(v))
-    search = Search(b, SearchParams(leaves=8, playouts_per_leaf=4, prior="mogo", seed=3))
+    search = Search(b, SearchParams(leaves=8, playouts_per_leaf=2, prior="mogo", seed=3))
     search.run(simulations=800, stop_early=False)
     tree = search.tree
     assert tree.num_nodes > 100
