@@ -113,7 +113,8 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     # --- save: own chains next to `a` left with one liberty ----------------------------------
     a_nbrs = jnp.clip(a + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
     a_ids = jnp.where(has_last & (c[a_nbrs] == me), ch[a_nbrs], -1).astype(jnp.int32)  # [4]
-    own_lib = jnp.stack([empty & (sum((nc[i] == me) & atari[i] & (nch[i] == a_ids[k]) for i in range(4)) > 0)
+    own_atari = [(nc[i] == me) & atari[i] for i in range(4)]
+    own_lib = jnp.stack([empty & _any4(own_atari[i] & (nch[i] == a_ids[k]) for i in range(4))
                          for k in range(4)])  # [4 chains, R]: that chain's last liberty
     in_atari = own_lib.any(-1) & (a_ids >= 0)
     extend = own_lib.any(0)
@@ -124,7 +125,8 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     # A chain-wide "touches" flag would need a scatter per board per move, 4x this rule's cost.
     attacker = rules.embed((centre == opp) & touches, False) | ((c == opp) & (ch == ch[a]) & in_atari.any())
     attacker_nb = rules.orthogonal(attacker)
-    capture_attacker = empty & (sum((nc[i] == opp) & atari[i] & attacker_nb[i] for i in range(4)) > 0)
+    opp_atari = [(nc[i] == opp) & atari[i] for i in range(4)]
+    capture_attacker = empty & _any4(opp_atari[i] & attacker_nb[i] for i in range(4))
 
     # --- two liberties: chains at `a` (its own and the 4 next to it) left with exactly two ------
     ids5 = jnp.concatenate([a[None], a_nbrs])
@@ -143,7 +145,7 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     attack = lib_a & (weak.sum() - weak.astype(jnp.int32) >= 1)
 
     # --- capture anywhere ----------------------------------------------------------------------
-    capture = empty & (sum((nc[i] == opp) & atari[i] for i in range(4)) > 0)
+    capture = empty & _any4(opp_atari)
 
     # --- fill board: the 3x3 block around the point is empty ------------------------------------
     around = rules.orthogonal(c) + rules.diagonal(c)
@@ -172,6 +174,12 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     return dict(save_extend=full(extend), save_capture=full(capture_attacker), capture=full(capture),
                 fill=full(fill), nakade=full(nakade), pattern=pattern & (cells > 0),
                 two_lib_defend=defend & legal, two_lib_attack=attack & legal)
+
+
+def _any4(masks) -> jax.Array:
+    """bool [R]: any of the masks (an OR, where a sum of them converted to integers costs more)."""
+    masks = list(masks)
+    return (masks[0] | masks[1]) | (masks[2] | masks[3])
 
 
 def _or4(nc: list[jax.Array]) -> jax.Array:

@@ -83,9 +83,7 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
     ok = jnp.zeros(nc[0].shape, bool)
     capture = jnp.zeros(nc[0].shape, bool)
-    for i in range(4):
-        # Stones of nbr i's chain adjacent to this point (its pseudo-liberties through it).
-        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
+    for i, edges in enumerate(chain_edges(nch)):
         takes = (nc[i] == opp) & (nl[i] == edges)
         ok |= (nc[i] == EMPTY) | ((nc[i] == me) & (nl[i] > edges)) | takes
         capture |= takes
@@ -95,6 +93,14 @@ def legal_and_capture_masks(state: BoardState) -> tuple[jax.Array, jax.Array]:
     return legal, embed(empty & capture, False) & not_ko
 
 
+def chain_edges(nch: list[jax.Array]) -> list[jax.Array]:
+    """For the chain ids of the 4 neighbours of every interior cell (`orthogonal(chain)`): how
+    many of the 4 belong to neighbour i's chain (its stones next to the cell, so its pseudo-liberties
+    through it), int16 [R] each.  Six comparisons, each pair's once: they are most of a move step."""
+    eq = {(i, j): (nch[i] == nch[j]).astype(jnp.int16) for i in range(4) for j in range(i + 1, 4)}
+    return [1 + sum(eq[min(i, j), max(i, j)] for j in range(4) if j != i) for i in range(4)]
+
+
 def atari_here(state: BoardState):
     """For every interior cell (see `interior`) and direction i: does the chain of the neighbour
     in direction i have this cell as its ONLY liberty?  Returns (nc, nch, atari) with atari a list
@@ -102,8 +108,7 @@ def atari_here(state: BoardState):
     c, ch, lb = state.color, state.chain, state.libs
     nc, nch, nl = orthogonal(c), orthogonal(ch), orthogonal(lb)
     atari = []
-    for i in range(4):
-        edges = sum((nch[i] == nch[j]).astype(lb.dtype) for j in range(4))
+    for i, edges in enumerate(chain_edges(nch)):
         stone = (nc[i] == BLACK) | (nc[i] == WHITE)
         atari.append(stone & (nl[i] == edges))
     return nc, nch, atari
