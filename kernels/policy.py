@@ -113,12 +113,13 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     # --- save: own chains next to `a` left with one liberty ----------------------------------
     a_nbrs = jnp.clip(a + jnp.array([-w, w, -1, 1], jnp.int32), 0, m - 1)
     a_ids = jnp.where(has_last & (c[a_nbrs] == me), ch[a_nbrs], -1).astype(jnp.int32)  # [4]
-    own_atari = [(nc[i] == me) & atari[i] for i in range(4)]
-    own_lib = jnp.stack([empty & _any4(own_atari[i] & (nch[i] == a_ids[k]) for i in range(4))
-                         for k in range(4)])  # [4 chains, R]: that chain's last liberty
-    in_atari = own_lib.any(-1) & (a_ids >= 0)
-    extend = own_lib.any(0)
-    in_a = (c == me) & ((ch[:, None] == a_ids[None, :]) & in_atari[None, :]).any(1)  # [M] stones of those chains
+    # Each of those chains' liberties counted exactly (its stones' empty neighbours): one
+    # comparison per cell and chain, where a test of every neighbour's atari against every chain takes four.
+    stones4 = ch[None, :] == a_ids[:, None]  # [4, M]; chain ids are cells of their chains, so -1 matches none
+    libs4 = empty[None, :] & _any4(rules.orthogonal(stones4))  # [4, R]
+    in_atari = libs4.sum(-1, dtype=jnp.int32) == 1  # [4]
+    extend = (libs4 & in_atari[:, None]).any(0)
+    in_a = (stones4 & in_atari[:, None]).any(0)  # [M] stones of those chains
     touches = sum(x.astype(jnp.int8) for x in rules.orthogonal(in_a)) > 0
     # An attacker: an opponent chain in atari that is the last move's own chain, or that has a
     # stone next to both the chain in atari and its own last liberty (every one-stone attacker).
