@@ -183,11 +183,15 @@ def play_stale(state: BoardState, cell: jax.Array) -> tuple[BoardState, jax.Arra
     first = ~(same & jnp.tri(4, k=-1, dtype=bool)).any(1)  # first occurrence of each chain id
     merged_libs = jnp.where(is_friend & first, left, 0).sum() + (nc == EMPTY).sum()
     cells = jnp.arange(m, dtype=jnp.int32)
-    in_chain = ch[:, None] == nch[None, :]  # [M, 4]: cell belongs to neighbour i's chain
-    removed = (in_chain & (is_opp & (left == 0))[None, :]).any(1)  # captured: p was the last liberty
-    merged = (in_chain & is_friend[None, :]).any(1) | (cells == p)
-    opp_hit = in_chain & (is_opp & (left > 0))[None, :]
-    libs = jnp.where(opp_hit.any(1), (opp_hit * left[None, :]).max(1), lb)
+    # What happens to each neighbour's chain, one code each: 1 it merges with p, 2 it is captured
+    # (p was its last liberty), 3 + L an opponent chain left with L > 0 pseudo-liberties, 0 nothing.
+    # A cell belongs to at most one of those chains and neighbours of one chain share a code, so
+    # one max over the four tells every cell its chain's fate in a single pass.
+    code = jnp.where(is_friend, 1, jnp.where(is_opp, jnp.where(left == 0, 2, 3 + left), 0)).astype(jnp.int16)
+    fate = jnp.where(ch[:, None] == nch[None, :], code[None, :], jnp.int16(0)).max(1)  # [M]
+    removed = fate == 2
+    merged = (fate == 1) | (cells == p)
+    libs = jnp.where(fate >= 3, fate - 3, lb)
     libs = jnp.where(merged, merged_libs.astype(lb.dtype), jnp.where(removed, 0, libs)).astype(lb.dtype)
     color = jnp.where(cells == p, me, jnp.where(removed, EMPTY, c))
     chain = jnp.where(merged, p.astype(ch.dtype), jnp.where(removed, cells.astype(ch.dtype), ch))
