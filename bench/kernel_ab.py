@@ -9,8 +9,9 @@ are executed as modules of their own (the other kernel modules, unchanged by suc
 checkout's), and each round times the two loops in turn, A B A B.  A step's time is
 bench/step_parts.py's: the difference of two runs stopped at two move caps over their difference
 in loop iterations, so dispatch, the start and the scoring cancel out.  Both play from the same
-mid-game boards with the same key; the report says whether their moves agreed (a faster path to
-the same playouts must agree).  The ratio is NEW / BASE per round; its median is the figure.
+mid-game boards with the same key; the report says whether whole playouts from them agreed
+(outcomes, scores, lengths and AMAF tables: a faster path to the same playouts must agree).
+The ratio is NEW / BASE per round; its median is the figure.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import json
 import os
 import statistics
 import sys
-import time
 import types
 
 import jax
@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from step_parts import midgame_boards, parse_setting  # noqa: E402
+from step_parts import loop_pair, midgame_boards, parse_setting, step_times  # noqa: E402
 
 from gojax.kernels import playout  # noqa: E402
 from gojax.kernels.state import batch_from_host  # noqa: E402
@@ -64,49 +64,36 @@ def base_kernels(checkout: str) -> dict[str, types.ModuleType]:
     return done
 
 
-def loop_pair(run, config, size: int):
-    """Jitted fn(state, key) -> moves int32 [B], stopped at size^2 / 8 and size^2 / 4 moves, from
-    `run` (a run_playouts, unjitted)."""
-    import dataclasses
-    caps = (max(2, size * size // 8), max(4, size * size // 4))
-    return tuple(jax.jit(lambda s, k, cap=cap: run(s, k, 1, dataclasses.replace(config, move_cap=cap)).moves)
-                 for cap in caps)
-
-
 def measure(base: str, size: int, batch: int, stones: float, rounds: int, setting: str, seed: int = 0) -> dict:
     kernels = base_kernels(base)
-    _, config = parse_setting("s:" + setting if setting else "s", playout.PlayoutConfig(policy="mogo", mercy=0.25))
+    try:
+        _, config = parse_setting("s:" + setting if setting else "s", playout.PlayoutConfig(policy="mogo", mercy=0.25))
+    except ValueError as e:
+        raise SystemExit(f"kernel_ab: {e}") from None
     # The base's PlayoutConfig is its own class: rebuild the setting there, field by field.
     base_cls = kernels["playout"].PlayoutConfig
     base_fields = {f for f in base_cls.__dataclass_fields__}
     base_config = base_cls(**{k: v for k, v in vars(config).items() if k in base_fields})
     state = batch_from_host(midgame_boards(size, batch, stones, seed))
     key = jax.random.key(seed)
-    loops = {"base": loop_pair(kernels["playout"].run_playouts.__wrapped__, base_config, size),
-             "new": loop_pair(playout.run_playouts.__wrapped__, config, size)}
-    moves, iterations = {}, {}
-    for name, pair in loops.items():  # compile, warm, count iterations
-        out = [np.asarray(f(state, key)) for f in pair]
-        moves[name] = out[1]
-        iterations[name] = [int(o.max()) for o in out]
-        if iterations[name][1] <= iterations[name][0]:
-            raise SystemExit(f"kernel_ab: every playout ends within {iterations[name][0]} moves: use fewer --stones")
-    times = {name: [] for name in loops}
-    for _ in range(rounds):
-        for name, pair in loops.items():
-            spent = []
-            for f in pair:
-                t = time.perf_counter()
-                jax.block_until_ready(f(state, key))
-                spent.append(time.perf_counter() - t)
-            its = iterations[name]
-            times[name].append((spent[1] - spent[0]) / (its[1] - its[0]) * 1e6)
+    loops = {"base": loop_pair(base_config, size, kernels["playout"].run_playouts.__wrapped__),
+             "new": loop_pair(config, size, playout.run_playouts.__wrapped__)}
+    try:
+        iterations, times, _ = step_times(loops, state, key, rounds)
+    except ValueError as e:
+        raise SystemExit(f"kernel_ab: {e}") from None
+    # The same playouts: whole runs from the same boards and key, their outcomes, lengths and AMAF tables.
+    played = {}
+    for name, run, cfg in (("base", kernels["playout"].run_playouts, base_config), ("new", playout.run_playouts, config)):
+        r = run(state, key, 1, cfg)
+        played[name] = [np.asarray(x) for x in (r.z, r.score, r.moves, r.amaf_count)]
+    same = all(np.array_equal(a, b) for a, b in zip(played["base"], played["new"]))
     ratios = [n / b for n, b in zip(times["new"], times["base"])]
     return {"board": size, "batch": batch, "stones": stones, "rounds": rounds, "setting": setting or "mogo, mercy 0.25",
             "device": str(jax.devices()[0].device_kind), "base": os.path.abspath(base),
             "us_per_step": {k: statistics.median(v) for k, v in times.items()},
             "ratio_median": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
-            "same_moves": bool(np.array_equal(moves["base"], moves["new"])), "iterations": iterations}
+            "same_playouts": same, "iterations": iterations}
 
 
 def main(argv=None) -> dict:
@@ -128,7 +115,7 @@ def main(argv=None) -> dict:
     print(f"  base  {r['us_per_step']['base']:8.1f} us per loop iteration (median)   {r['base']}")
     print(f"  new   {r['us_per_step']['new']:8.1f} us per loop iteration (median)")
     print(f"  new / base, round by round: median {r['ratio_median']:.3f} ({r['ratio_min']:.3f}-{r['ratio_max']:.3f});"
-          f" the same moves: {'yes' if r['same_moves'] else 'NO'}")
+          f" the same playouts: {'yes' if r['same_playouts'] else 'NO'}")
     if args.json:
         print(json.dumps(r))
     return r

@@ -83,12 +83,34 @@ def parse_setting(text: str, base: PlayoutConfig | None = None) -> tuple[str, Pl
         raise ValueError(f"--setting {text!r}: {e}") from None
 
 
-def loop_pair(config: PlayoutConfig, size: int):
+def loop_pair(config: PlayoutConfig, size: int, run=run_playouts):
     """Jitted fn(state, key) -> moves int32 [B] of the playout loop stopped at size^2 / 8 and at
-    size^2 / 4 moves."""
+    size^2 / 4 moves; `run` is run_playouts, or another checkout's (bench/kernel_ab.py)."""
     caps = (max(2, size * size // 8), max(4, size * size // 4))
-    return tuple(jax.jit(lambda s, k, cap=cap: run_playouts(s, k, 1, dataclasses.replace(config, move_cap=cap)).moves)
+    return tuple(jax.jit(lambda s, k, cap=cap: run(s, k, 1, dataclasses.replace(config, move_cap=cap)).moves)
                  for cap in caps)
+
+
+def step_times(loops: dict, state, key, rounds: int) -> tuple[dict, dict, dict]:
+    """Each named `loop_pair`'s microseconds per loop iteration in each of `rounds` rounds, every
+    pair once per round in turn.  Returns (iterations [short, long], times, the long run's moves)."""
+    iterations, moves = {}, {}
+    for name, pair in loops.items():  # compile, warm, count the iterations each runs
+        out = [np.asarray(f(state, key)) for f in pair]
+        iterations[name], moves[name] = [int(o.max()) for o in out], out[1]
+        if iterations[name][1] <= iterations[name][0]:
+            raise ValueError(f"{name}: every playout ends within {iterations[name][0]} moves; "
+                             "start from boards with fewer --stones")
+    times = {name: [] for name in loops}
+    for _ in range(rounds):
+        for name, pair in loops.items():
+            spent = []
+            for f in pair:
+                t = time.perf_counter()
+                jax.block_until_ready(f(state, key))
+                spent.append(time.perf_counter() - t)
+            times[name].append((spent[1] - spent[0]) / (iterations[name][1] - iterations[name][0]) * 1e6)
+    return iterations, times, moves
 
 
 def measure(size: int, batch: int, stones: float, repeats: int, settings: list[str], seed: int = 0) -> dict:
@@ -97,21 +119,7 @@ def measure(size: int, batch: int, stones: float, repeats: int, settings: list[s
     state = batch_from_host(midgame_boards(size, batch, stones, seed))
     key = jax.random.key(seed)
     loops = {name: loop_pair(cfg, size) for name, cfg in configs.items()}
-    iterations = {}
-    for name, (short, long) in loops.items():  # compile, warm, count the iterations each runs
-        iterations[name] = [int(np.asarray(f(state, key)).max()) for f in (short, long)]
-        if iterations[name][1] <= iterations[name][0]:
-            raise ValueError(f"{name}: every playout ends within {iterations[name][0]} moves; "
-                             "start from boards with fewer --stones")
-    times = {name: [] for name in loops}
-    for _ in range(repeats):
-        for name, pair in loops.items():
-            spent = []
-            for f in pair:
-                t = time.perf_counter()
-                jax.block_until_ready(f(state, key))
-                spent.append(time.perf_counter() - t)
-            times[name].append((spent[1] - spent[0]) / (iterations[name][1] - iterations[name][0]) * 1e6)
+    iterations, times, _ = step_times(loops, state, key, repeats)
     step = {name: statistics.median(ts) for name, ts in times.items()}
     first = next(iter(step.values()))
     return {"board": size, "batch": batch, "stones": stones, "repeats": repeats,
