@@ -167,7 +167,7 @@ def candidate_masks(state: BoardState, legal: jax.Array, patterns: str = "") -> 
     ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
     row = jnp.clip(state.to_play.astype(jnp.int32) - 1, 0, 1)  # gather 8 entries, not a 65,536-entry row
     hit = (jnp.asarray(playout_table(patterns))[row, pattern_index(c, ring)] > 0) & legal[ring] & has_last
-    pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
+    pattern = jnp.zeros(m, bool).at[ring].max(hit)  # 8 writes, not a comparison of every cell with the 8
 
     def full(x):
         return rules.embed(x, False) & legal
@@ -367,7 +367,7 @@ def prior_codes(state: BoardState) -> jax.Array:
     a = state.last
     ring = jnp.clip(a + pattern_offsets(w), 0, m - 1)  # [8]
     hit = (jnp.asarray(pattern_table())[pattern_index(c, ring)] > 0) & (a > 0) & (c[ring] == EMPTY)
-    pattern = ((cells[:, None] == ring[None, :]) & hit[None, :]).any(1)
+    pattern = jnp.zeros(m, bool).at[ring].max(hit)
     code = jnp.where(ladder, PRIOR_LADDER, jnp.where(good, PRIOR_GOOD, jnp.where(
         bad, PRIOR_BAD, jnp.where(pattern, PRIOR_GOOD, PRIOR_NEUTRAL))))
     return jnp.where(legal, code, PRIOR_NEUTRAL).astype(jnp.int8)
