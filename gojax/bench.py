@@ -207,19 +207,20 @@ def record_positions(paths: list[str], move: int | None = None) -> list:
     return out
 
 
-def _simulator(params, board, trees: int, playout_device: str):
+def _simulator(params, board, trees: int, playout_device: str, workers: int = 0):
     """The Simulator of a benchmark, its playouts on `playout_device` (search/device.PLAYOUT_DEVICES:
-    for "auto" it times the candidates from `board` and keeps the faster); with the milliseconds
-    per call on each candidate when it chose, else None."""
+    for "auto" it times the candidates from `board` and keeps the faster) shared with `workers`
+    processes (search/workers.py); with the milliseconds per call on each candidate when it
+    chose, else None."""
     from gojax.search.device import Simulator, playout_candidates
     candidates = playout_candidates(playout_device)
-    simulator = Simulator(params, device=candidates[0])
+    simulator = Simulator(params, device=candidates[0], workers=workers)
     return simulator, simulator.choose_device(board, trees, candidates) if len(candidates) > 1 else None
 
 
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
                  progress: bool = True, positions: list | None = None, playout_device: str = "default",
-                 ready=None, alone: bool = True) -> dict:
+                 ready=None, alone: bool = True, playout_workers: int = 0) -> dict:
     """Time full searches (fresh tree each) from bench_positions (or `positions`, boards of one
     size), their playouts on `playout_device` (search/device.PLAYOUT_DEVICES); report medians.
     `ready()`, if given, is called once compiled, before the timed searches (bench_jobs starts
@@ -230,7 +231,7 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     positions = positions or bench_positions(board)
     board = positions[0].size
     t0 = time.perf_counter()
-    simulator, device_ms = _simulator(params, positions[0], 1, playout_device)
+    simulator, device_ms = _simulator(params, positions[0], 1, playout_device, playout_workers)
     simulator.warm_up(positions[0])
     compile_sec = time.perf_counter() - t0
     if ready is not None:
@@ -277,6 +278,7 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         "rounds": rounds,
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(simulator.device), "playout_device": playout_device,
+        "playout_workers": simulator.worker_count,
         **({"device_ms_per_call": device_ms} if device_ms else {}), **timed, **versions(),
     }
 
@@ -487,7 +489,8 @@ def format_search_report(r: dict) -> str:
         f"gojax bench --search: {r['board']}x{r['board']}, {r['simulations']} simulations per search,"
         f" {r['positions']} positions x {r['repeats']}",
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})"
-        + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else ""),
+        + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else "")
+        + (f"; {r['playout_workers']} playout worker process(es)" if r.get("playout_workers") else ""),
         f"  batch shape     L={r['leaves']} leaves x K={r['playouts_per_leaf']} playouts per device call;"
         f" {r['selection']}, prior {r['prior']}; {r.get('policy', 'mogo')} playouts, mercy {r.get('mercy', 0):g}",
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -24,6 +25,7 @@ from gojax.engine_config import (
     add_cpu_threads,
     add_gtp_options,
     add_playout_device,
+    add_playout_workers,
     add_search_options,
     board_size,
     params_from_args,
@@ -79,6 +81,7 @@ def _add_bench(sub):
     p.add_argument("--no-progress", action="store_true")
     add_cpu_threads(p, "on a CPU backend, 1 with --search of at most {small} boards per call and one virtual"
                         " device per core, each on one thread, above; else every core")
+    add_playout_workers(p)
     add_playout_device(p, "default")
     s = p.add_argument_group("search benchmark (--search)")
     s.add_argument("--search", action="store_true", help="time whole searches instead of bare playouts")
@@ -149,7 +152,8 @@ def _run_bench(args) -> int:
     if args.search:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
-                         progress=not args.no_progress, positions=positions, playout_device=args.playout_device)
+                         progress=not args.no_progress, positions=positions, playout_device=args.playout_device,
+                         playout_workers=args.playout_workers_applied)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
         return report(r, format_search_report)
     try:
@@ -185,10 +189,14 @@ def _run_gtp(args) -> int:
     from gojax.kernels.learnt import ModelError
     from gojax.player import Player
     try:
-        player = Player(args.size, args.komi, config.params, config.player_options(log, verbose=not args.quiet))
+        options = dataclasses.replace(config.player_options(log, verbose=not args.quiet),
+                                      playout_workers=args.playout_workers_applied)
+        player = Player(args.size, args.komi, config.params, options)
     except ModelError as err:  # a learnt policy fitted for another board size
         raise SystemExit(f"gojax gtp: {err}") from None
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
+    if args.playout_workers_applied:
+        threads += f"{' and' if threads else ' with'} {args.playout_workers_applied} playout worker process(es)"
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
           + (" (--no-warmup: at the first genmove)" if args.no_warmup else ""), file=log, flush=True)
     GtpEngine(GtpCommands(player, warm_up=not args.no_warmup, lizzie=args.lizzie), out=protocol, log=log).serve(sys.stdin)
@@ -788,7 +796,7 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # shown with the subcommand's usage, not the top level's list of subcommands
         parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
-    from gojax.runtime import configure_process, share_gpu_memory
+    from gojax.runtime import auto_playout_workers, configure_process, share_gpu_memory
     threads, boards = getattr(args, "cpu_threads", None), None
     if threads is not None and threads < 0:
         raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
@@ -803,7 +811,13 @@ def main(argv: list[str] | None = None) -> int:
     big = args.command in ("evaluate", "analyze") or bool(getattr(args, "parallel_games", 0))
     _start_distributed(args)  # before anything creates a backend, as configure_process may
     size = getattr(args, "size", None) if args.command == "gtp" else getattr(args, "board", None)
-    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big, size)
+    workers = getattr(args, "playout_workers", None)
+    if workers is not None and workers < 0:
+        raise SystemExit(f"gojax {args.command}: --playout-workers must be 0 (none) or positive")
+    if workers is None:
+        workers = auto_playout_workers(threads, boards, size, big)
+    args.playout_workers_applied = workers
+    applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big, size, workers)
     if hasattr(args, "cpu_threads"):
         args.cpu_threads_applied = applied
     return args.func(args)

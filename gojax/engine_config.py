@@ -185,6 +185,14 @@ def add_playout_device(p, default: str) -> None:
                         f" accelerator; default: {default})")
 
 
+def add_playout_workers(p) -> None:
+    p.add_argument("--playout-workers", type=int, default=None, metavar="N",
+                   help="processes besides this one that each play a share of every round's playouts on a core of"
+                        " their own (search/workers.py); 0 = none (default: on a CPU backend, one per core but this"
+                        " process's for a search of at most 64 boards per call on 13x13 and larger boards, with"
+                        " --cpu-threads left automatic; else none)")
+
+
 def add_cpu_threads(p, default: str) -> None:
     from gojax.runtime import SMALL_BATCH
     default = default.format(small=SMALL_BATCH)
@@ -251,6 +259,7 @@ def add_gtp_options(p) -> None:
     p.add_argument("--no-warmup", action="store_true",
                    help="do not compile at clear_board (the first genmove on each size compiles)")
     add_cpu_threads(p, GTP_THREADS_HELP)
+    add_playout_workers(p)
     add_engine_options(p)
 
 

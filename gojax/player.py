@@ -72,6 +72,7 @@ class PlayerOptions:
     trees: int = 1  # root parallelisation: this many trees (seeds seed .. seed + T - 1) share the budget
     playout_device: str = "default"  # where the playouts run: search/device.PLAYOUT_DEVICES ("auto" at warm-up)
     exact: bool = False  # spend exactly `simulations` a move: no early stop, no rounding up (studies)
+    playout_workers: int = 0  # processes sharing each round's playouts (search/workers.py; gojax/runtime.py chooses)
 
 
 class Player:
@@ -83,7 +84,7 @@ class Player:
         self.tree = tree
         self.options = PlayerOptions() if options is None else options
         self._devices = playout_candidates(self.options.playout_device)  # ValueError for a bad choice
-        self.simulator = Simulator(params, device=self._devices[0])
+        self.simulator = Simulator(params, device=self._devices[0], workers=self.options.playout_workers)
         self.clock = Clock()
         self._judged = None  # ((position hash, komi, rules), Judgement)
         self.komi = komi
@@ -145,7 +146,8 @@ class Player:
     def set_rules(self, rules: str) -> None:
         """How a finished game is counted (SearchParams.rules): "chinese" or "tromp-taylor"."""
         self.params = dataclasses.replace(self.params, rules=rules)  # validates
-        self.simulator = Simulator(self.params, device=self.simulator.device)
+        old, self.simulator = self.simulator, Simulator(self.params, device=self.simulator.device)
+        self.simulator.take_workers(old)  # the workers keep what they compiled
         self.search = None
 
     # --- thinking ----------------------------------------------------------------------------

@@ -167,6 +167,21 @@ def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool, board_size: int 
     return 1 if on_cpu and small and (board_size or 0) < SPLIT_BOARD else 0
 
 
+def auto_playout_workers(cpu_threads: int | None, boards_per_call: int | None, board_size: int | None,
+                         big_batches: bool = False) -> int:
+    """Playout worker processes (search/workers.py) for a search process on a CPU backend: one
+    per core but its own where its boards would split over a device per core of its own
+    (a search of at most SMALL_BATCH boards per call on a board of SPLIT_BOARD or more) and the
+    threads are left automatic; 0 elsewhere (--cpu-threads given, big batches, an accelerator,
+    one core)."""
+    if cpu_threads is not None or big_batches or boards_per_call is None or boards_per_call > SMALL_BATCH:
+        return 0
+    if (board_size or 0) < SPLIT_BOARD or not backend_is_cpu():
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores - 1
+
+
 def configure_cpu_threads(requested: int | None, boards_per_call: int | None,
                           playouts_on_cpu: bool = False, board_size: int | None = None) -> int | None:
     """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread
@@ -226,15 +241,22 @@ def enable_compile_cache(path: str) -> None:
 
 def configure_process(compile_cache: bool, cpu_threads: int | None = None,
                       boards_per_call: int | None = None, playouts_on_cpu: bool = False,
-                      big_batches: bool = False, board_size: int | None = None) -> int | None:
+                      big_batches: bool = False, board_size: int | None = None,
+                      playout_workers: int | None = None) -> int | None:
     """A gojax process's JAX settings, before anything creates a backend: GPU graphs, the
     compile cache (if `compile_cache`), the XLA CPU threads (configure_cpu_threads), and on a
     CPU backend with the threads left automatic, one virtual device per core where the process
     plays big batches (`big_batches`, more than SMALL_BATCH boards per call, or a search on a
-    board of SPLIT_BOARD or more: split_cpu_devices); returns the thread limit applied."""
+    board of SPLIT_BOARD or more: split_cpu_devices) unless playout worker processes share its
+    rounds (`playout_workers`; None: auto_playout_workers): then one thread on a core of its
+    own.  Returns the thread limit applied."""
     enable_gpu_graphs()
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
+    if playout_workers is None:
+        playout_workers = auto_playout_workers(cpu_threads, boards_per_call, board_size, big_batches)
+    if playout_workers and cpu_threads is None:
+        cpu_threads = 1  # this process's share on one thread of its own core; the workers take the rest
     applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu, board_size)
     # A search splits exactly where it would not get one thread on a CPU (auto_cpu_threads).
     search_splits = boards_per_call is not None and auto_cpu_threads(boards_per_call, True, board_size) == 0

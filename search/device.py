@@ -44,6 +44,7 @@ from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple,
 from gojax.kernels.state import as_packed, geometry_of, packed_komi, packed_size, unpack_fields, with_placeholder_chains
 from gojax.search import shape
 from gojax.search.params import SearchParams
+from gojax.search.workers import PlayoutWorker, merge
 
 
 def leaf_prior_codes(states):
@@ -179,6 +180,29 @@ def play_round(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None
     return res if value is None else mix_value(res, value, value_weight)
 
 
+@functools.partial(jax.jit, static_argnames=("leaves", "lo", "k", "config"))
+def play_share(packed: jax.Array, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
+               first_logits: jax.Array | None, leaves: int, lo: int, k: int, config: PlayoutConfig) -> PlayoutResult:
+    """K playouts from each of rows lo .. lo + n of a round played elsewhere (search/workers.py):
+    `packed` those n rows (kernels/state.packed_fields), keys and calls the whole round's
+    (play_round's), pool and first_logits (divided by the temperature) those rows' or None.
+    The rows play what play_round plays for them: their keys are round_keys' rows lo .. lo + n."""
+    states = jax.vmap(rules.with_chains)(with_placeholder_chains(unpack_fields(packed)))
+    per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)[lo:lo + packed.shape[0]]
+    return run_playouts(states, per_leaf, k, config, pool=pool, first_logits=first_logits)
+
+
+@functools.partial(jax.jit, static_argnames=("leaves", "hi", "k", "config"))
+def play_first_share(states, keys: jax.Array, calls: jax.Array, pool: jax.Array | None,
+                     first_logits: jax.Array | None, leaves: int, hi: int, k: int, config: PlayoutConfig) -> PlayoutResult:
+    """play_round's playouts of a round's rows 0 .. hi alone (states, pool and first_logits the
+    whole round's), this process's share where workers play the rest (Simulator._round)."""
+    per_leaf = round_keys(jax.random.wrap_key_data(keys), calls, leaves)[:hi]
+    first = jax.tree.map(lambda x: x[:hi], states)
+    return run_playouts(first, per_leaf, k, config, pool=None if pool is None else pool[:hi],
+                        first_logits=None if first_logits is None else first_logits[:hi])
+
+
 def mix_value(res: PlayoutResult, value: jax.Array, weight: float) -> PlayoutResult:
     """Each playout's outcome z (Black's) as the tree backs it up, mixed with the leaf's value
     estimate v (float32 [rows], Black's): z' = (1 - weight) z + weight v, the leaf evaluation of
@@ -271,6 +295,20 @@ def auto_pick(times: list[tuple[float, object]]):
     return cpu if cpu is not None and best_ms > AUTO_CPU_MARGIN * cpu_ms else best
 
 
+class _Shares(NamedTuple):
+    """A round whose rows playout workers share (Simulator._play_shares), on its way."""
+    local: PlayoutResult  # this process's share, dispatched
+    workers: list  # the PlayoutWorkers its other shares went to, in row order
+    value: jax.Array | None  # play_round's value and value_weight, mixed in once merged
+    weight: float
+    prior: jax.Array | None  # the start_prior of the whole round
+
+
+def _compile_cache() -> str | None:
+    """The compile cache a worker uses: this process's, if JAX has one set."""
+    return jax.config.jax_compilation_cache_dir or None
+
+
 class Submitted(NamedTuple):
     """A round on its way: futures of its NodeFeatures (None unless asked for) and its result."""
     verdicts: concurrent.futures.Future | None
@@ -304,9 +342,11 @@ class Simulator:
     owns the CMC tables (device arrays [2, P, P]): each round's pair statistics are added to
     them on the device, over one game (one tree)."""
 
-    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None):
+    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None, workers: int = 0):
         """`device`: the jax Device the playouts run on; None: JAX's default device, the rows
-        split over every local device."""
+        split over every local device.  `workers`: playout worker processes (search/workers.py)
+        that each play an equal share of every round's rows beside this process's own share, on
+        a core of their own (the CPU only; none with contextual Monte-Carlo)."""
         self.device = device
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
@@ -323,6 +363,29 @@ class Simulator:
         # device's calls queue behind its playouts (a forest counts it as device wait).
         self.verdicts_now_seconds = 0.0
         self._value_off_said: set[float] = set()  # komis at which value_applies said no
+        self._workers = [PlayoutWorker(self.k, self.config, _compile_cache()) for _ in range(workers)] \
+            if workers and self.config.cmc_prob == 0 else []
+
+    @property
+    def worker_count(self) -> int:
+        """The playout worker processes sharing this simulator's rounds."""
+        return len(self._workers)
+
+    def take_workers(self, other: Simulator) -> None:
+        """Play with `other`'s playout workers from now on (a simulator replacing it: new rules),
+        or as many fresh ones where their playouts differ."""
+        if (other.k, other.config) == (self.k, self.config) or not other._workers:
+            self._workers, other._workers = other._workers, []
+        else:
+            n = len(other._workers)
+            other.close()
+            self._workers = [PlayoutWorker(self.k, self.config, _compile_cache()) for _ in range(n)]
+
+    def close(self) -> None:
+        """End the playout worker processes (they end with this process anyway)."""
+        for w in self._workers:
+            w.close()
+        self._workers = []
 
     @property
     def devices(self) -> int:
@@ -353,7 +416,7 @@ class Simulator:
         # The fetcher waits in submission order: these verdicts before this round's playouts.
         size = rows_size(rows[0])
         verdicts = self._fetcher.submit(lambda: self._unpack(jax.device_get(prepared.result()), size)) if ahead else None
-        return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(started.result())))
+        return Submitted(verdicts, self._fetcher.submit(lambda: jax.device_get(self._finish(started.result()))))
 
     def verdicts(self, boards: list[Board], rows: int) -> NodeFeatures:
         """The NodeFeatures of `boards` alone (no playouts), padded to `rows` boards with the
@@ -390,8 +453,9 @@ class Simulator:
         kernels/state.packed_fields, or all trees' rows as one int32 [G, L, C + 6]; padded here
         with its first, so every call has one shape per number of trees); keys uint32 [G, 2]; calls int [G]; pools None or one
         int32 [len(rows[g]), 2, pool_size] (or None) per tree.  Result row g * L + i is leaf i
-        of tree g; its start_prior holds the MoGo verdicts when the prior uses them."""
-        return self._round(rows, keys, calls, pools)
+        of tree g; its start_prior holds the MoGo verdicts when the prior uses them.  With
+        playout workers it returns when the workers' shares are back."""
+        return self._finish(self._round(rows, keys, calls, pools))
 
     def _round(self, rows, keys, calls, pools, prepared: concurrent.futures.Future | None = None) -> PlayoutResult:
         """`dispatch` on this simulator's device, handing the round's NodeFeatures (device
@@ -413,12 +477,23 @@ class Simulator:
                     cmc = self._cmc_tables(size)
                 plan = self.plan(size)
                 value_model = plan.value_model if self.value_applies(plan, packed_komi(packed)) else None
+                reply = self.params.prior_reply
+                keys, calls = np.asarray(keys, np.uint32), np.asarray(calls, np.int32)
+                shared = bool(self._workers) and cmc is None and len(packed) > 1
+                cut = [round(i * len(packed) / (1 + len(self._workers))) for i in range(2 + len(self._workers))]
+                if shared and reply <= 0:  # the workers start before this process's prepare_round
+                    sent = self._send_shares(packed, keys, calls, pool, None, cut)
                 states, verdicts, prior, value, logits = prepare_round(
                     packed, plan.with_prior, plan.with_pattern,
                     self.shape_tables(size, self.device), plan.learnt_prior, value_model, plan.symmetries)
                 if prepared is not None:
                     prepared.set_result(verdicts)
-                reply = self.params.prior_reply
+                if shared:
+                    first = None if reply <= 0 else logits / reply
+                    if reply > 0:  # the workers need the logits: they wait for prepare_round
+                        sent = self._send_shares(packed, keys, calls, pool, np.asarray(first), cut)
+                    local = play_first_share(states, keys, calls, pool, first, L, cut[1], self.k, self.config)
+                    return _Shares(local, sent, value, plan.value_weight if value_model else 0.0, prior)
                 res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
                                  L, self.k, self.config, self.devices, value,
                                  plan.value_weight if value_model else 0.0,
@@ -430,6 +505,28 @@ class Simulator:
         if cmc is not None:
             self.cmc = (cmc[0] + res.cmc_wins, cmc[1] + res.cmc_count)
         return res.replace(start_prior=prior)
+
+    def _send_shares(self, packed: np.ndarray, keys: np.ndarray, calls: np.ndarray, pool, first_logits,
+                     cut: list[int]) -> list:
+        """Rows cut[i + 1] .. cut[i + 2] of a round to worker i (the first share, to cut[1], is
+        this process's); returns the workers sent to, in row order (`_finish` collects them)."""
+        sent = []
+        for w, lo, hi in zip(self._workers, cut[1:], cut[2:]):
+            if hi > lo:
+                w.send(packed[lo:hi], keys, calls, lo, self.leaves, None if pool is None else pool[lo:hi],
+                       None if first_logits is None else first_logits[lo:hi])
+                sent.append(w)
+        return sent
+
+    @staticmethod
+    def _finish(res):
+        """A round's PlayoutResult: `res` itself, or its shares (_Shares) collected and merged."""
+        if not isinstance(res, _Shares):
+            return res
+        merged = merge([jax.device_get(res.local)] + [w.receive() for w in res.workers])
+        if res.value is not None:
+            merged = mix_value(merged, res.value, res.weight)
+        return merged.replace(start_prior=res.prior)
 
     def value_applies(self, plan: PriorPlan, komi: float) -> bool:
         """Is the plan's value head mixed in at `komi`?  Only at the komi it was fitted at (its

@@ -194,8 +194,8 @@ def test_one_xla_cpu_thread_held_on_a_core_the_process_claims(tmp_path):
 _SPLIT = """
 import json, os, subprocess, sys
 from gojax import runtime
-threads, boards, play, size = json.loads(sys.argv[1])
-runtime.configure_process(False, threads, boards, board_size=size)
+threads, boards, play, size, workers = json.loads(sys.argv[1])
+runtime.configure_process(False, threads, boards, board_size=size, playout_workers=workers)
 import jax
 from gojax.kernels.host import Board
 from gojax.search.forest import Forest
@@ -213,8 +213,8 @@ def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
     """runtime.split_cpu_devices through configure_process, in fresh processes: a forest of more
     than SMALL_BATCH boards per call gets one CPU device per core and plays the same trees as on
     one device; $XLA_FLAGS is put back, so processes it starts get one device; a small-batch
-    search (below runtime.SPLIT_BOARD), an explicit --cpu-threads and the user's own device count
-    are left alone."""
+    search (below runtime.SPLIT_BOARD, or above it with playout workers), an explicit
+    --cpu-threads and the user's own device count are left alone."""
     import json
     import os
     import subprocess
@@ -224,12 +224,12 @@ def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
     from gojax.search.forest import Forest
     from gojax.search.params import SearchParams
 
-    def run(threads, boards, flags=None, play=False, size=None):
+    def run(threads, boards, flags=None, play=False, size=None, workers=None):
         env = dict(os.environ, JAX_PLATFORMS="cpu")
         env.pop("XLA_FLAGS", None)
         if flags:
             env["XLA_FLAGS"] = flags
-        proc = subprocess.run([sys.executable, "-c", _SPLIT, json.dumps([threads, boards, play, size])], capture_output=True,
+        proc = subprocess.run([sys.executable, "-c", _SPLIT, json.dumps([threads, boards, play, size, workers])], capture_output=True,
                               text=True, timeout=300, env=env)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -241,7 +241,10 @@ def test_big_batches_on_the_cpu_split_over_a_virtual_device_per_core():
     assert (split["devices"], split["flags"], split["child"]) == (cores if cores > 1 else 1, None, 1)
     assert split["moves"] == want
     assert run(None, 8 * 4)["devices"] == 1  # a lone search at the default shape
-    assert run(None, 8 * 4, size=19)["devices"] == (cores if cores > 1 else 1)  # long calls: split even so
+    # Long calls: a lone 19x19 search shares its rounds with worker processes (tests/test_workers.py)
+    # on one device of its own, or, with no workers, splits over a device per core.
+    assert run(None, 8 * 4, size=19)["devices"] == 1
+    assert run(None, 8 * 4, size=19, workers=0)["devices"] == (cores if cores > 1 else 1)
     assert run(0, 8 * 4 * 64)["devices"] == 1  # --cpu-threads given: the user's choice
     own = run(None, 8 * 4 * 64, "--xla_force_host_platform_device_count=3")
     assert (own["devices"], own["flags"]) == (3, "--xla_force_host_platform_device_count=3")

@@ -1,0 +1,113 @@
+"""Playout worker processes (search/workers.py) play a share of each round and change nothing a
+search computes: the same playouts, row for row, as one process plays."""
+
+import dataclasses
+import os
+
+import jax
+import numpy as np
+import pytest
+
+from gojax import runtime
+from gojax.kernels.host import Board
+from gojax.player import Player, PlayerOptions
+from gojax.search.device import Simulator
+from gojax.search.mcts import Search
+from gojax.search.params import SearchParams
+from gojax.search.workers import WorkerError
+
+BASE = SearchParams(leaves=4, playouts_per_leaf=4, pool_min_visits=16)
+
+
+def board(*moves: str, size: int = 7) -> Board:
+    b = Board(size)
+    for v in moves:
+        b.play(b.geometry.from_gtp(v))
+    return b
+
+
+def same(a, b) -> None:
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """Simulators with and without a worker, for each setting a test asks for (made once)."""
+    made = {}
+
+    def get(params):
+        if params not in made:
+            made[params] = (Simulator(params), Simulator(params, workers=1))
+        return made[params]
+    yield get
+    for _, shared in made.values():
+        shared.close()
+
+
+@pytest.mark.parametrize("prior, reply, pool", [("shape", 1.0, 0.5), ("mogo", 0.0, 0.0)])
+def test_a_round_shared_with_a_worker_plays_what_one_process_plays(pair, prior, reply, pool):
+    """One tree and a forest's three trees (rows 0-11, cut 0-6 here and 6-12 there); the first
+    moves drawn from the prior's logits (prior_reply) and poolRave's cells travel with the rows."""
+    params = dataclasses.replace(BASE, prior=prior, prior_reply=reply, pool_prob=pool)
+    alone, shared = pair(params)
+    assert shared.worker_count == 1
+    trees = [[board(), board("D4"), board("D4", "C3")], [board("C5")], [board("B2", "F6", "D4")]]
+    pools = None
+    if pool:
+        cells = np.zeros((3, 2, params.pool_size), np.int32)
+        cells[:, 0, :3], cells[:, 1, :2] = [10, 20, 30], [11, 21]
+        pools = [cells, None, cells[:1]]
+    keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(np.arange(3))))
+    for call in (1, 2):
+        same(alone.dispatch(trees[:1], keys[:1], [call], pools and pools[:1]),
+             shared.dispatch(trees[:1], keys[:1], [call], pools and pools[:1]))
+        same(alone.dispatch(trees, keys, [call, 5, 9], pools), shared.dispatch(trees, keys, [call, 5, 9], pools))
+
+
+@pytest.mark.parametrize("in_flight", ["descend", "stop"])
+def test_a_search_with_a_worker_is_the_same_search(pair, in_flight):
+    """Rounds in flight while the next descends (submit) and verdicts ahead: the same tree."""
+    params = dataclasses.replace(BASE, in_flight=in_flight)
+    alone, shared = pair(params)
+    start = board("D4", "C3")
+    a = Search(start, params, alone).run(simulations=96, stop_early=False)
+    b = Search(start, params, shared).run(simulations=96, stop_early=False)
+    assert (a.move, a.simulations, a.nodes) == (b.move, b.simulations, b.nodes)
+    assert [(m.move, m.visits, m.q if m.visits else None) for m in a.moves] == \
+        [(m.move, m.visits, m.q if m.visits else None) for m in b.moves]
+
+
+def test_a_worker_that_dies_is_a_clear_error_not_a_hang():
+    sim = Simulator(BASE, workers=1)
+    keys = np.zeros((1, 2), np.uint32)
+    sim.dispatch([[board()]], keys, [1])
+    sim._workers[0]._proc.kill()
+    sim._workers[0]._proc.wait()
+    with pytest.raises(WorkerError, match="ended"):
+        sim.dispatch([[board()]], keys, [2])
+    sim.close()
+
+
+def test_new_rules_keep_the_players_workers():
+    """kgs-rules makes a new simulator; its worker, with what it compiled, carries over."""
+    player = Player(7, 7.5, BASE, PlayerOptions(simulations=32, verbose=False, playout_workers=1))
+    pid = player.simulator._workers[0]._proc.pid
+    player.set_rules("tromp-taylor")
+    assert player.simulator.worker_count == 1 and player.simulator._workers[0]._proc.pid == pid
+    assert player.genmove(player.board.to_play) is not None
+    player.simulator.close()
+
+
+def test_workers_are_chosen_for_a_big_board_search_on_a_cpu_only():
+    cores = len(os.sched_getaffinity(0))
+    assert runtime.auto_playout_workers(None, 32, 19) == cores - 1
+    assert runtime.auto_playout_workers(None, 32, 13) == cores - 1
+    assert runtime.auto_playout_workers(None, 32, 9) == 0  # one thread plays 9x9 rounds fastest
+    assert runtime.auto_playout_workers(1, 32, 19) == 0  # --cpu-threads given: the user's layout
+    assert runtime.auto_playout_workers(None, 256, 19) == 0  # forests split over devices
+    assert runtime.auto_playout_workers(None, 32, 19, big_batches=True) == 0
+    assert runtime.auto_playout_workers(None, None, 19) == 0  # not a search
