@@ -22,7 +22,9 @@ evaluate`, `gojax analyze`, the arena) gets one virtual XLA device per core, and
 split over them (shard_map) instead of each kernel over the pool's threads: each device's share
 runs on a thread of its own, with no hand-offs inside a kernel (bench/README.md, "Threads and
 cores").  Small-batch searches keep one device below SPLIT_BOARD: split, they ran slower; on
-13x13 and 19x19 a lone search's boards split too.
+13x13 and 19x19 a lone search keeps one device on one thread and shares its rounds with a
+playout worker process per other core instead (`auto_playout_workers`, search/workers.py),
+which beat a device per core in one process.
 
 XLA sizes its CPU thread pool from the process's CPU affinity when the client is created, and
 there is no option for it, so `limit_cpu_threads` narrows the affinity for that moment.  The
