@@ -9,7 +9,9 @@ are dispatched from the worker thread below, not the search thread.
 Leaf i of tree g plays with the keys fold_in(fold_in(key_g, call_g), i): the only key
 derivation, so a tree's numbers depend on neither its batch nor the number of devices, and a
 tree in a forest plays exactly what it plays alone (tests/test_forest.py).  With several local
-devices the rows are split over them (shard_map, one playout loop per device).
+devices the rows are split over them (shard_map, one playout loop per device); with playout
+worker processes (search/workers.py) each plays an equal share of the rows, sent before this
+process's prepare_round, and `_finish` merges the shares (tests/test_workers.py).
 
 `Simulator` owns the two threads that keep the device busy: one dispatches the calls in order,
 one waits for each result and copies it to the host while the search thread descends the next

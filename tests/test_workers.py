@@ -111,3 +111,33 @@ def test_workers_are_chosen_for_a_big_board_search_on_a_cpu_only():
     assert runtime.auto_playout_workers(None, 256, 19) == 0  # forests split over devices
     assert runtime.auto_playout_workers(None, 32, 19, big_batches=True) == 0
     assert runtime.auto_playout_workers(None, None, 19) == 0  # not a search
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no workers")
+def test_a_13x13_gtp_engine_plays_with_a_worker_that_ends_with_it():
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "gojax", "gtp", "--size", "13", "--simulations", "64"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, JAX_PLATFORMS="cpu", GOJAX_COMPILE_CACHE="off"))
+
+    def ask(command):
+        proc.stdin.write(command + "\n")
+        proc.stdin.flush()
+        lines = [proc.stdout.readline()]
+        while lines[-1].strip():
+            lines.append(proc.stdout.readline())
+        return "".join(lines).strip()
+    first = ask("genmove b")
+    workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert first.startswith("= ") and ask("play w K10") == "=" and ask("genmove b").startswith("= ")
+    assert len(workers) == 1  # the engine's one child: its worker
+    ask("quit")
+    proc.wait(timeout=60)
+    assert "1 playout worker process(es)" in proc.stderr.read()
+    for _ in range(100):  # its stdin closed with the engine: it ends
+        if not os.path.exists(f"/proc/{workers[0]}"):
+            break
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{workers[0]}")
