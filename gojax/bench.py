@@ -212,9 +212,11 @@ def _simulator(params, board, trees: int, playout_device: str, workers: int = 0)
     for "auto" it times the candidates from `board` and keeps the faster) shared with `workers`
     processes (search/workers.py); with the milliseconds per call on each candidate when it
     chose, else None."""
+    from gojax.runtime import playout_worker_setup
     from gojax.search.device import Simulator, playout_candidates
     candidates = playout_candidates(playout_device)
-    simulator = Simulator(params, device=candidates[0], workers=workers)
+    simulator = Simulator(params, device=candidates[0], workers=workers,
+                          worker_setup=playout_worker_setup() if workers else None)
     return simulator, simulator.choose_device(board, trees, candidates) if len(candidates) > 1 else None
 
 

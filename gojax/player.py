@@ -23,6 +23,7 @@ from gojax.kernels import prior_net
 from gojax.kernels.geometry import BLACK, WHITE, Geometry, opponent
 from gojax.kernels.host import Board, IllegalMove
 from gojax.kernels.learnt import check_model
+from gojax.runtime import playout_worker_setup
 from gojax.search.device import AUTO_CPU_MARGIN, Simulator, playout_candidates
 from gojax.search.mcts import Search, SearchResult
 from gojax.search.params import SearchParams
@@ -84,7 +85,9 @@ class Player:
         self.tree = tree
         self.options = PlayerOptions() if options is None else options
         self._devices = playout_candidates(self.options.playout_device)  # ValueError for a bad choice
-        self.simulator = Simulator(params, device=self._devices[0], workers=self.options.playout_workers)
+        workers = self.options.playout_workers
+        self.simulator = Simulator(params, device=self._devices[0], workers=workers,
+                                   worker_setup=playout_worker_setup() if workers else None)
         self.clock = Clock()
         self._judged = None  # ((position hash, komi, rules), Judgement)
         self.komi = komi

@@ -184,6 +184,23 @@ def auto_playout_workers(cpu_threads: int | None, boards_per_call: int | None, b
     return cores - 1
 
 
+def start_playout_worker(compile_cache: str | None = None) -> None:
+    """A playout worker process's settings (search/workers.py), before its JAX starts: XLA's
+    pool on one thread on a core no other gojax process holds, and its parent's compile cache."""
+    limit_cpu_threads(1)
+    if compile_cache:
+        enable_compile_cache(compile_cache)
+
+
+def playout_worker_setup():
+    """start_playout_worker with this process's compile cache, as a picklable callable (Simulator's
+    `worker_setup`)."""
+    import functools
+
+    import jax
+    return functools.partial(start_playout_worker, jax.config.jax_compilation_cache_dir or None)
+
+
 def configure_cpu_threads(requested: int | None, boards_per_call: int | None,
                           playouts_on_cpu: bool = False, board_size: int | None = None) -> int | None:
     """The CLI's policy.  requested: --cpu-threads (0 = every core; None = automatic: one thread

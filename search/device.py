@@ -298,17 +298,12 @@ def auto_pick(times: list[tuple[float, object]]):
 
 
 class _Shares(NamedTuple):
-    """A round whose rows playout workers share (Simulator._play_shares), on its way."""
+    """A round whose rows playout workers share (Simulator._round), on its way."""
     local: PlayoutResult  # this process's share, dispatched
     workers: list  # the PlayoutWorkers its other shares went to, in row order
     value: jax.Array | None  # play_round's value and value_weight, mixed in once merged
     weight: float
     prior: jax.Array | None  # the start_prior of the whole round
-
-
-def _compile_cache() -> str | None:
-    """The compile cache a worker uses: this process's, if JAX has one set."""
-    return jax.config.jax_compilation_cache_dir or None
 
 
 class Submitted(NamedTuple):
@@ -344,11 +339,13 @@ class Simulator:
     owns the CMC tables (device arrays [2, P, P]): each round's pair statistics are added to
     them on the device, over one game (one tree)."""
 
-    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None, workers: int = 0):
+    def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None, workers: int = 0,
+                 worker_setup=None):
         """`device`: the jax Device the playouts run on; None: JAX's default device, the rows
         split over every local device.  `workers`: playout worker processes (search/workers.py)
         that each play an equal share of every round's rows beside this process's own share, on
-        a core of their own (the CPU only; none with contextual Monte-Carlo)."""
+        a core of their own (the CPU only; none with contextual Monte-Carlo); `worker_setup`: the
+        picklable callable each runs first (PlayoutWorker's `setup`)."""
         self.device = device
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
@@ -365,7 +362,8 @@ class Simulator:
         # device's calls queue behind its playouts (a forest counts it as device wait).
         self.verdicts_now_seconds = 0.0
         self._value_off_said: set[float] = set()  # komis at which value_applies said no
-        self._workers = [PlayoutWorker(self.k, self.config, _compile_cache()) for _ in range(workers)] \
+        self._worker_setup = worker_setup
+        self._workers = [PlayoutWorker(self.k, self.config, worker_setup) for _ in range(workers)] \
             if workers and self.config.cmc_prob == 0 else []
 
     @property
@@ -376,12 +374,13 @@ class Simulator:
     def take_workers(self, other: Simulator) -> None:
         """Play with `other`'s playout workers from now on (a simulator replacing it: new rules),
         or as many fresh ones where their playouts differ."""
+        self._worker_setup = other._worker_setup
         if (other.k, other.config) == (self.k, self.config) or not other._workers:
             self._workers, other._workers = other._workers, []
         else:
             n = len(other._workers)
             other.close()
-            self._workers = [PlayoutWorker(self.k, self.config, _compile_cache()) for _ in range(n)]
+            self._workers = [PlayoutWorker(self.k, self.config, self._worker_setup) for _ in range(n)]
 
     def close(self) -> None:
         """End the playout worker processes (they end with this process anyway)."""
@@ -482,7 +481,8 @@ class Simulator:
                 reply = self.params.prior_reply
                 keys, calls = np.asarray(keys, np.uint32), np.asarray(calls, np.int32)
                 shared = bool(self._workers) and cmc is None and len(packed) > 1
-                cut = [round(i * len(packed) / (1 + len(self._workers))) for i in range(2 + len(self._workers))]
+                if shared:  # equal shares of the rows, this process's first
+                    cut = [round(i * len(packed) / (1 + len(self._workers))) for i in range(2 + len(self._workers))]
                 if shared and reply <= 0:  # the workers start before this process's prepare_round
                     sent = self._send_shares(packed, keys, calls, pool, None, cut)
                 states, verdicts, prior, value, logits = prepare_round(
@@ -496,7 +496,7 @@ class Simulator:
                         sent = self._send_shares(packed, keys, calls, pool, np.asarray(first), cut)
                     local = play_first_share(states, keys, calls, pool, first, L, cut[1], self.k, self.config)
                     return _Shares(local, sent, value, plan.value_weight if value_model else 0.0, prior)
-                res = play_round(states, np.asarray(keys, np.uint32), np.asarray(calls, np.int32), pool, cmc,
+                res = play_round(states, keys, calls, pool, cmc,
                                  L, self.k, self.config, self.devices, value,
                                  plan.value_weight if value_model else 0.0,
                                  logits if reply > 0 else None, reply if reply > 0 else 1.0)

@@ -4,8 +4,9 @@ of its own (Simulator's `workers`).
 On a CPU a round's boards split over a device per core of ONE process ran 1.3x slower than the
 same boards split over two processes on the same cores (bench/RESULTS.md, "19x19 playouts on two
 cores"), so a lone 13x13 or 19x19 search on a CPU sends all but its own share to workers.  A
-worker is a Python process running `main`: it limits XLA to one thread on a core no other gojax
-process holds (gojax/runtime.limit_cpu_threads), then answers requests on its stdin with
+worker is a Python process running `main`: it runs the setup its maker gives (the application's
+gojax/runtime.start_playout_worker: XLA on one thread on a core no other gojax process holds),
+then answers requests on its stdin with
 results on its stdout, pickled, in order.  A request is one share of a round: its leaf boards as
 packed rows (kernels/state.packed_fields), the round's keys and counters with the share's first
 row (each leaf's key is search/device.round_keys' row, wherever it plays), and its rows of the
@@ -19,7 +20,7 @@ import os
 import pickle
 import subprocess
 import sys
-import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,14 +35,14 @@ class PlayoutWorker:
     """One worker process (module docstring) playing K playouts per leaf with `config`.
     `send` and `receive` pair up in order: one thread may send while another receives."""
 
-    def __init__(self, k: int, config: PlayoutConfig, compile_cache: str | None = None):
+    def __init__(self, k: int, config: PlayoutConfig, setup: Callable[[], None] | None = None):
+        """`setup`: a picklable callable the worker runs before JAX starts (its process settings), or None."""
         env = dict(os.environ, JAX_PLATFORMS="cpu")  # one CPU device: the parent's flags may split it
         env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split()
                                     if "xla_force_host_platform_device_count" not in f)
         self._proc = subprocess.Popen([sys.executable, "-c", "from gojax.search.workers import main; main()"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self._lock = threading.Lock()
-        self._send_obj(("start", k, config, compile_cache))
+        self._send_obj(("start", k, config, setup))
 
     def _send_obj(self, obj) -> None:
         try:
@@ -70,16 +71,15 @@ class PlayoutWorker:
 
     def close(self) -> None:
         """End the worker (it exits when its stdin closes)."""
-        with self._lock:
-            if self._proc.poll() is None:
-                try:
-                    self._proc.stdin.close()
-                except OSError:
-                    pass
-                try:
-                    self._proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self._proc.kill()
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
 
 
 def merge(results: list[PlayoutResult]) -> PlayoutResult:
@@ -93,11 +93,9 @@ def merge(results: list[PlayoutResult]) -> PlayoutResult:
 
 def _serve(inp, out) -> None:
     """The worker's loop: a "start" message, then "play" requests until stdin closes."""
-    from gojax import runtime
-    _, k, config, cache = pickle.load(inp)
-    runtime.limit_cpu_threads(1)
-    if cache:
-        runtime.enable_compile_cache(cache)
+    _, k, config, setup = pickle.load(inp)
+    if setup is not None:
+        setup()
     import jax
 
     from gojax.search.device import play_share
