@@ -207,22 +207,22 @@ def record_positions(paths: list[str], move: int | None = None) -> list:
     return out
 
 
-def _simulator(params, board, trees: int, playout_device: str, workers: int = 0):
+def _simulator(params, board, trees: int, playout_device: str, workers: int = 0, share_from: int = 0):
     """The Simulator of a benchmark, its playouts on `playout_device` (search/device.PLAYOUT_DEVICES:
     for "auto" it times the candidates from `board` and keeps the faster) shared with `workers`
-    processes (search/workers.py); with the milliseconds per call on each candidate when it
-    chose, else None."""
+    processes (search/workers.py) on boards of `share_from` or more; with the milliseconds per
+    call on each candidate when it chose, else None."""
     from gojax.runtime import playout_worker_setup
     from gojax.search.device import Simulator, playout_candidates
     candidates = playout_candidates(playout_device)
     simulator = Simulator(params, device=candidates[0], workers=workers,
-                          worker_setup=playout_worker_setup() if workers else None)
+                          worker_setup=playout_worker_setup() if workers else None, share_from=share_from)
     return simulator, simulator.choose_device(board, trees, candidates) if len(candidates) > 1 else None
 
 
 def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: int = 1,
                  progress: bool = True, positions: list | None = None, playout_device: str = "default",
-                 ready=None, alone: bool = True, playout_workers: int = 0) -> dict:
+                 ready=None, alone: bool = True, playout_workers: int = 0, share_from: int = 0) -> dict:
     """Time full searches (fresh tree each) from bench_positions (or `positions`, boards of one
     size), their playouts on `playout_device` (search/device.PLAYOUT_DEVICES); report medians.
     `ready()`, if given, is called once compiled, before the timed searches (bench_jobs starts
@@ -233,7 +233,7 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
     positions = positions or bench_positions(board)
     board = positions[0].size
     t0 = time.perf_counter()
-    simulator, device_ms = _simulator(params, positions[0], 1, playout_device, playout_workers)
+    simulator, device_ms = _simulator(params, positions[0], 1, playout_device, playout_workers, share_from)
     simulator.warm_up(positions[0])
     compile_sec = time.perf_counter() - t0
     if ready is not None:

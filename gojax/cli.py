@@ -153,7 +153,7 @@ def _run_bench(args) -> int:
         from gojax.bench import bench_search, format_search_report
         r = bench_search(args.board, args.simulations, search_params(args), repeats=args.repeats or 1,
                          progress=not args.no_progress, positions=positions, playout_device=args.playout_device,
-                         playout_workers=args.playout_workers_applied)
+                         playout_workers=args.playout_workers_applied, share_from=args.playout_share_from)
         r["xla_cpu_threads"] = args.cpu_threads_applied or "all"
         return report(r, format_search_report)
     try:
@@ -190,13 +190,16 @@ def _run_gtp(args) -> int:
     from gojax.player import Player
     try:
         options = dataclasses.replace(config.player_options(log, verbose=not args.quiet),
-                                      playout_workers=args.playout_workers_applied)
+                                      playout_workers=args.playout_workers_applied,
+                                      playout_share_from=args.playout_share_from)
         player = Player(args.size, args.komi, config.params, options)
     except ModelError as err:  # a learnt policy fitted for another board size
         raise SystemExit(f"gojax gtp: {err}") from None
     threads = f" with {args.cpu_threads_applied} XLA CPU thread(s)" if args.cpu_threads_applied else ""
     if args.playout_workers_applied:
-        threads += f"{' and' if threads else ' with'} {args.playout_workers_applied} playout worker process(es)"
+        threads += (f"{' and' if threads else ' with'} {args.playout_workers_applied} playout worker process(es)"
+                    + (f" for boards of {args.playout_share_from}x{args.playout_share_from} and more"
+                       if args.playout_share_from else ""))
     print(f"[gojax] ready on {_device()}{threads}; kernels compile at the first clear_board of each board size"
           + (" (--no-warmup: at the first genmove)" if args.no_warmup else ""), file=log, flush=True)
     GtpEngine(GtpCommands(player, warm_up=not args.no_warmup, lizzie=args.lizzie), out=protocol, log=log).serve(sys.stdin)
@@ -796,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # shown with the subcommand's usage, not the top level's list of subcommands
         parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
-    from gojax.runtime import auto_playout_workers, configure_process, share_gpu_memory
+    from gojax.runtime import SPLIT_BOARD, auto_playout_workers, configure_process, share_gpu_memory
     threads, boards = getattr(args, "cpu_threads", None), None
     if threads is not None and threads < 0:
         raise SystemExit(f"gojax {args.command}: --cpu-threads must be 0 (every core) or positive")
@@ -814,8 +817,10 @@ def main(argv: list[str] | None = None) -> int:
     workers = getattr(args, "playout_workers", None)
     if workers is not None and workers < 0:
         raise SystemExit(f"gojax {args.command}: --playout-workers must be 0 (none) or positive")
-    if workers is None:
-        workers = auto_playout_workers(threads, boards, size, big)
+    # Chosen here, the workers share rounds on boards of SPLIT_BOARD or more; asked for, every round.
+    args.playout_share_from = SPLIT_BOARD if workers is None else 0
+    if workers is None:  # for the commands that take --playout-workers
+        workers = auto_playout_workers(threads, boards, big) if hasattr(args, "playout_workers") else 0
     args.playout_workers_applied = workers
     applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big, size, workers)
     if hasattr(args, "cpu_threads"):

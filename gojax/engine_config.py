@@ -188,9 +188,9 @@ def add_playout_device(p, default: str) -> None:
 def add_playout_workers(p) -> None:
     p.add_argument("--playout-workers", type=int, default=None, metavar="N",
                    help="processes besides this one that each play a share of every round's playouts on a core of"
-                        " their own (search/workers.py); 0 = none (default: on a CPU backend, one per core but this"
-                        " process's for a search of at most 64 boards per call on 13x13 and larger boards, with"
-                        " --cpu-threads left automatic; else none)")
+                        " their own (search/workers.py), on every board size; 0 = none (default: on a CPU backend,"
+                        " one per core but this process's for a search of at most 64 boards per call with"
+                        " --cpu-threads left automatic, started at the first search on 13x13 or larger; else none)")
 
 
 def add_cpu_threads(p, default: str) -> None:

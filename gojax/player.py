@@ -74,6 +74,7 @@ class PlayerOptions:
     playout_device: str = "default"  # where the playouts run: search/device.PLAYOUT_DEVICES ("auto" at warm-up)
     exact: bool = False  # spend exactly `simulations` a move: no early stop, no rounding up (studies)
     playout_workers: int = 0  # processes sharing each round's playouts (search/workers.py; gojax/runtime.py chooses)
+    playout_share_from: int = 0  # the smallest board whose rounds they share (Simulator's share_from)
 
 
 class Player:
@@ -87,7 +88,8 @@ class Player:
         self._devices = playout_candidates(self.options.playout_device)  # ValueError for a bad choice
         workers = self.options.playout_workers
         self.simulator = Simulator(params, device=self._devices[0], workers=workers,
-                                   worker_setup=playout_worker_setup() if workers else None)
+                                   worker_setup=playout_worker_setup() if workers else None,
+                                   share_from=self.options.playout_share_from)
         self.clock = Clock()
         self._judged = None  # ((position hash, komi, rules), Judgement)
         self.komi = komi

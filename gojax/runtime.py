@@ -169,16 +169,16 @@ def auto_cpu_threads(boards_per_call: int | None, on_cpu: bool, board_size: int 
     return 1 if on_cpu and small and (board_size or 0) < SPLIT_BOARD else 0
 
 
-def auto_playout_workers(cpu_threads: int | None, boards_per_call: int | None, board_size: int | None,
-                         big_batches: bool = False) -> int:
+def auto_playout_workers(cpu_threads: int | None, boards_per_call: int | None, big_batches: bool = False) -> int:
     """Playout worker processes (search/workers.py) for a search process on a CPU backend: one
-    per core but its own where its boards would split over a device per core of its own
-    (a search of at most SMALL_BATCH boards per call on a board of SPLIT_BOARD or more) and the
-    threads are left automatic; 0 elsewhere (--cpu-threads given, big batches, an accelerator,
-    one core)."""
+    per core but its own for a search of at most SMALL_BATCH boards per call with the threads
+    left automatic; 0 elsewhere (--cpu-threads given, big batches, an accelerator, one core).
+    They start at the first round on a board of SPLIT_BOARD or more (Simulator's `share_from`):
+    below it one thread plays a round fastest, which is what this process has either way, so
+    an engine told `boardsize 19` after starting on 9x9 gets them too."""
     if cpu_threads is not None or big_batches or boards_per_call is None or boards_per_call > SMALL_BATCH:
         return 0
-    if (board_size or 0) < SPLIT_BOARD or not backend_is_cpu():
+    if not backend_is_cpu():
         return 0
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores - 1
@@ -273,7 +273,7 @@ def configure_process(compile_cache: bool, cpu_threads: int | None = None,
     if compile_cache and (path := compile_cache_dir()):
         enable_compile_cache(path)
     if playout_workers is None:
-        playout_workers = auto_playout_workers(cpu_threads, boards_per_call, board_size, big_batches)
+        playout_workers = auto_playout_workers(cpu_threads, boards_per_call, big_batches)
     if playout_workers and cpu_threads is None:
         cpu_threads = 1  # this process's share on one thread of its own core; the workers take the rest
     applied = configure_cpu_threads(cpu_threads, boards_per_call, playouts_on_cpu, board_size)

@@ -340,12 +340,14 @@ class Simulator:
     them on the device, over one game (one tree)."""
 
     def __init__(self, params: SearchParams, config: PlayoutConfig | None = None, device=None, workers: int = 0,
-                 worker_setup=None):
+                 worker_setup=None, share_from: int = 0):
         """`device`: the jax Device the playouts run on; None: JAX's default device, the rows
         split over every local device.  `workers`: playout worker processes (search/workers.py)
         that each play an equal share of every round's rows beside this process's own share, on
-        a core of their own (the CPU only; none with contextual Monte-Carlo); `worker_setup`: the
-        picklable callable each runs first (PlayoutWorker's `setup`)."""
+        a core of their own (the CPU only; none with contextual Monte-Carlo), started at the first
+        round on a board of `share_from` x `share_from` or more (smaller boards' rounds stay in
+        this process); `worker_setup`: the picklable callable each runs first (PlayoutWorker's
+        `setup`)."""
         self.device = device
         self.leaves = params.leaves
         self.k = params.playouts_per_leaf
@@ -363,24 +365,33 @@ class Simulator:
         self.verdicts_now_seconds = 0.0
         self._value_off_said: set[float] = set()  # komis at which value_applies said no
         self._worker_setup = worker_setup
-        self._workers = [PlayoutWorker(self.k, self.config, worker_setup) for _ in range(workers)] \
-            if workers and self.config.cmc_prob == 0 else []
+        self._wanted = workers if self.config.cmc_prob == 0 else 0
+        self.share_from = share_from
+        self._workers: list[PlayoutWorker] = []  # started by _sharing
 
     @property
     def worker_count(self) -> int:
-        """The playout worker processes sharing this simulator's rounds."""
+        """The playout worker processes started so far (at the first round they share)."""
         return len(self._workers)
+
+    def _sharing(self, size: int) -> list[PlayoutWorker]:
+        """The workers that share a round on `size` x `size` boards, started where not yet:
+        none below `share_from`, where a round is too short for a share to pay."""
+        if size < self.share_from:
+            return []
+        while len(self._workers) < self._wanted:
+            self._workers.append(PlayoutWorker(self.k, self.config, self._worker_setup))
+        return self._workers
 
     def take_workers(self, other: Simulator) -> None:
         """Play with `other`'s playout workers from now on (a simulator replacing it: new rules),
-        or as many fresh ones where their playouts differ."""
-        self._worker_setup = other._worker_setup
-        if (other.k, other.config) == (self.k, self.config) or not other._workers:
+        or as many fresh ones, at the next round they share, where their playouts differ."""
+        self._worker_setup, self.share_from = other._worker_setup, other.share_from
+        self._wanted = other._wanted if self.config.cmc_prob == 0 else 0
+        if (other.k, other.config) == (self.k, self.config) and self._wanted:
             self._workers, other._workers = other._workers, []
         else:
-            n = len(other._workers)
             other.close()
-            self._workers = [PlayoutWorker(self.k, self.config, self._worker_setup) for _ in range(n)]
 
     def close(self) -> None:
         """End the playout worker processes (they end with this process anyway)."""
@@ -480,7 +491,7 @@ class Simulator:
                 value_model = plan.value_model if self.value_applies(plan, packed_komi(packed)) else None
                 reply = self.params.prior_reply
                 keys, calls = np.asarray(keys, np.uint32), np.asarray(calls, np.int32)
-                shared = bool(self._workers) and cmc is None and len(packed) > 1
+                shared = cmc is None and len(packed) > 1 and bool(self._sharing(size))
                 if shared:  # equal shares of the rows, this process's first
                     cut = [round(i * len(packed) / (1 + len(self._workers))) for i in range(2 + len(self._workers))]
                 if shared and reply <= 0:  # the workers start before this process's prepare_round

@@ -54,7 +54,6 @@ def test_a_round_shared_with_a_worker_plays_what_one_process_plays(pair, prior, 
     moves drawn from the prior's logits (prior_reply) and poolRave's cells travel with the rows."""
     params = dataclasses.replace(BASE, prior=prior, prior_reply=reply, pool_prob=pool)
     alone, shared = pair(params)
-    assert shared.worker_count == 1
     trees = [[board(), board("D4"), board("D4", "C3")], [board("C5")], [board("B2", "F6", "D4")]]
     pools = None
     if pool:
@@ -66,6 +65,7 @@ def test_a_round_shared_with_a_worker_plays_what_one_process_plays(pair, prior, 
         same(alone.dispatch(trees[:1], keys[:1], [call], pools and pools[:1]),
              shared.dispatch(trees[:1], keys[:1], [call], pools and pools[:1]))
         same(alone.dispatch(trees, keys, [call, 5, 9], pools), shared.dispatch(trees, keys, [call, 5, 9], pools))
+    assert shared.worker_count == 1
 
 
 @pytest.mark.parametrize("in_flight", ["descend", "stop"])
@@ -95,6 +95,8 @@ def test_a_worker_that_dies_is_a_clear_error_not_a_hang():
 def test_new_rules_keep_the_players_workers():
     """kgs-rules makes a new simulator; its worker, with what it compiled, carries over."""
     player = Player(7, 7.5, BASE, PlayerOptions(simulations=32, verbose=False, playout_workers=1))
+    assert player.simulator.worker_count == 0  # started by the first round it shares
+    assert player.genmove(player.board.to_play) is not None
     pid = player.simulator._workers[0]._proc.pid
     player.set_rules("tromp-taylor")
     assert player.simulator.worker_count == 1 and player.simulator._workers[0]._proc.pid == pid
@@ -102,23 +104,38 @@ def test_new_rules_keep_the_players_workers():
     player.simulator.close()
 
 
-def test_workers_are_chosen_for_a_big_board_search_on_a_cpu_only():
+def test_workers_start_at_the_first_round_on_a_board_they_share():
+    """share_from 9: a 7x7 round stays in this process (and its result is one process's), a 9x9
+    round starts the worker; a 7x7 round after it is still not shared."""
+    alone, shared = Simulator(BASE), Simulator(BASE, workers=1, share_from=9)
+    keys = np.zeros((1, 2), np.uint32)
+    same(alone.dispatch([[board()]], keys, [1]), shared.dispatch([[board()]], keys, [1]))
+    assert shared.worker_count == 0
+    nine = [[Board(9), board("E5", size=9)]]
+    same(alone.dispatch(nine, keys, [2]), shared.dispatch(nine, keys, [2]))
+    assert shared.worker_count == 1
+    shared._workers[0]._proc.kill()  # a share sent to it now would fail: none is
+    shared._workers[0]._proc.wait()
+    same(alone.dispatch([[board()]], keys, [3]), shared.dispatch([[board()]], keys, [3]))
+    shared.close()
+
+
+def test_workers_are_chosen_for_a_small_batch_search_on_a_cpu_only():
     cores = len(os.sched_getaffinity(0))
-    assert runtime.auto_playout_workers(None, 32, 19) == cores - 1
-    assert runtime.auto_playout_workers(None, 32, 13) == cores - 1
-    assert runtime.auto_playout_workers(None, 32, 9) == 0  # one thread plays 9x9 rounds fastest
-    assert runtime.auto_playout_workers(1, 32, 19) == 0  # --cpu-threads given: the user's layout
-    assert runtime.auto_playout_workers(None, 256, 19) == 0  # forests split over devices
-    assert runtime.auto_playout_workers(None, 32, 19, big_batches=True) == 0
-    assert runtime.auto_playout_workers(None, None, 19) == 0  # not a search
+    assert runtime.auto_playout_workers(None, 32) == cores - 1  # any size: they start on 13x13 and more
+    assert runtime.auto_playout_workers(1, 32) == 0  # --cpu-threads given: the user's layout
+    assert runtime.auto_playout_workers(None, 256) == 0  # forests split over devices
+    assert runtime.auto_playout_workers(None, 32, big_batches=True) == 0
+    assert runtime.auto_playout_workers(None, None) == 0  # not a search
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: no workers")
-def test_a_13x13_gtp_engine_plays_with_a_worker_that_ends_with_it():
+def test_a_gtp_engine_told_boardsize_13_plays_with_a_worker_that_ends_with_it():
+    """As a GUI starts it: no --size (9x9, played in this process alone), then `boardsize 13`."""
     import subprocess
     import sys
     import time
-    proc = subprocess.Popen([sys.executable, "-m", "gojax", "gtp", "--size", "13", "--simulations", "64"],
+    proc = subprocess.Popen([sys.executable, "-m", "gojax", "gtp", "--simulations", "64"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, JAX_PLATFORMS="cpu", GOJAX_COMPILE_CACHE="off"))
 
@@ -129,8 +146,12 @@ def test_a_13x13_gtp_engine_plays_with_a_worker_that_ends_with_it():
         while lines[-1].strip():
             lines.append(proc.stdout.readline())
         return "".join(lines).strip()
+    def children():
+        return subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert ask("genmove b").startswith("= ") and children() == []  # 9x9: no worker
+    assert ask("boardsize 13") == "=" and ask("clear_board") == "="
     first = ask("genmove b")
-    workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    workers = children()
     assert first.startswith("= ") and ask("play w K10") == "=" and ask("genmove b").startswith("= ")
     assert len(workers) == 1  # the engine's one child: its worker
     ask("quit")
