@@ -54,7 +54,8 @@ BUNDLED = str(DATA / "net9.npz")
 # net13.npz: the 9x9 48 x 6 net refined on 13x13 KataGo labels with a value head refined the same way
 # (bench/results/teacher/katago13_branch/net48x6_13_value.npz): it beat the first 9x9 net saved for
 # 13x13 on the same seeds against GNU Go (bench/RESULTS.md).
-# No net19.npz: no net has a 19x19 match record yet (the candidates: bench/results/teacher/README.md).
+# net19.npz: net13.npz and its head saved for 19x19 unchanged (bench/results/teacher/katago19_policy/
+# net48x6_13_as19.npz): it beat the shape prior in 19x19 self-play at equal simulations (bench/RESULTS.md).
 
 
 def bundled(size: int) -> str | None:

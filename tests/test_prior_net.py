@@ -157,23 +157,27 @@ def test_the_net_prior_is_the_bundled_net_through_the_learnt_prior():
 
 def test_gtp_plays_with_the_net_prior_and_refuses_it_on_another_size():
     run = subprocess.run([sys.executable, "-m", "gojax", "gtp", "--prior", "net", "--simulations", "64"],
-                         input="genmove b\nboardsize 19\nquit\n", capture_output=True, text=True, timeout=300)
+                         input="genmove b\nboardsize 7\nquit\n", capture_output=True, text=True, timeout=300)
     lines = [x for x in run.stdout.splitlines() if x]
     assert lines[0].startswith("= ") and lines[0] != "= pass"
     assert lines[1] == "? unacceptable size"  # GTP's words; the reason goes to stderr
-    assert f"prior model {prior_net.BUNDLED} was fitted on 9x9, not 19x19" in run.stderr
+    assert f"prior model {prior_net.BUNDLED} was fitted on 9x9, not 7x7" in run.stderr
 
 
 def test_the_default_prior_is_the_net_where_one_is_bundled_and_the_shape_prior_elsewhere():
-    """`--prior auto` (the default): the bundled nets on 9x9 and 13x13, the shape prior on 7x7 and 19x19."""
+    """`--prior auto` (the default): the bundled nets on 9x9, 13x13 and 19x19, the shape prior on 7x7."""
     with_value = dict(value_weight=AUTO_VALUE_WEIGHT, value_model=prior_net.BUNDLED)  # the 9x9 net has a value head
     assert SearchParams().for_size(9) == SearchParams(prior="net", prior_model=prior_net.BUNDLED, **with_value)
     net13 = prior_net.bundled(13)  # it has a value head too
     assert SearchParams().for_size(13) == SearchParams(prior="net", prior_model=net13, value_weight=AUTO_VALUE_WEIGHT,
                                                        value_model=net13)
-    assert prior_net.model_size(net13) == 13 and prior_net.bundled(19) is None
-    assert SearchParams().for_size(19) == SearchParams().for_size(7) == SearchParams(prior="shape", value_weight=0)
-    assert SearchParams(prior="net").for_size(19).prior_model_path == prior_net.BUNDLED  # refused by size
+    assert prior_net.model_size(net13) == 13
+    net19 = prior_net.bundled(19)  # the 13x13 net and head saved for 19x19
+    assert SearchParams().for_size(19) == SearchParams(prior="net", prior_model=net19, value_weight=AUTO_VALUE_WEIGHT,
+                                                       value_model=net19)
+    assert prior_net.model_size(net19) == 19 and prior_net.bundled(7) is None
+    assert SearchParams().for_size(7) == SearchParams(prior="shape", value_weight=0)
+    assert SearchParams(prior="net").for_size(7).prior_model_path == prior_net.BUNDLED  # refused by size
     for size, twin in ((9, "net"), (7, "shape")):
         b = Board(size)
         b.play(b.geometry.from_gtp("C3"))

@@ -195,12 +195,13 @@ def test_a_leaf_with_a_chain_in_atari_keeps_the_playouts_alone(tmp_path):
 
 
 def test_the_default_mixes_the_bundled_value_heads_and_plays_without_one_elsewhere(tmp_path):
-    """`--value-weight` auto (the default): 0.25 with the bundled 9x9 and 13x13 nets' heads; 19x19
-    (no net) and a prior net without a head keep the playouts alone; 0 turns it off; a given
+    """`--value-weight` auto (the default): 0.25 with the bundled 9x9, 13x13 and 19x19 nets' heads;
+    7x7 (no net) and a prior net without a head keep the playouts alone; 0 turns it off; a given
     --value-model gets 0.25 too (Player then checks its size)."""
     assert Simulator(SearchParams()).plan(9)[-3:] == (prior_net.BUNDLED, 1, AUTO_VALUE_WEIGHT)
     assert Simulator(SearchParams()).plan(13)[-3:] == (prior_net.bundled(13), 1, AUTO_VALUE_WEIGHT)
-    assert Simulator(SearchParams()).plan(19).value_model is None
+    assert Simulator(SearchParams()).plan(19)[-3:] == (prior_net.bundled(19), 1, AUTO_VALUE_WEIGHT)
+    assert Simulator(SearchParams()).plan(7).value_model is None
     headless = Path(__file__).parent.parent / "bench" / "results" / "teacher" / "katago13_branch" / "net48x6_13.npz"
     assert SearchParams(prior_model=str(headless)).for_size(13).value_weight == 0
     assert Simulator(SearchParams(value_weight=0)).plan(9).value_model is None
