@@ -817,10 +817,11 @@ def main(argv: list[str] | None = None) -> int:
     workers = getattr(args, "playout_workers", None)
     if workers is not None and workers < 0:
         raise SystemExit(f"gojax {args.command}: --playout-workers must be 0 (none) or positive")
-    # Chosen here, the workers share rounds on boards of SPLIT_BOARD or more; asked for, every round.
-    args.playout_share_from = SPLIT_BOARD if workers is None else 0
-    if workers is None:  # for the commands that take --playout-workers
+    if workers is None:  # chosen here (commands with --playout-workers): rounds on boards of SPLIT_BOARD or more
         workers = auto_playout_workers(threads, boards, big) if hasattr(args, "playout_workers") else 0
+        args.playout_share_from = SPLIT_BOARD
+    else:  # asked for: every round
+        args.playout_share_from = 0
     args.playout_workers_applied = workers
     applied = configure_process(args.command in CACHED_COMMANDS, threads, boards, on_cpu, big, size, workers)
     if hasattr(args, "cpu_threads"):
