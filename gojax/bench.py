@@ -281,6 +281,8 @@ def bench_search(board: int = 9, simulations: int = 3000, params=None, repeats: 
         "compile_sec": compile_sec, "compile_included": False,
         "device": device_description(simulator.device), "playout_device": playout_device,
         "playout_workers": simulator.worker_count,
+        # this process's rows of a round at the end, where workers share the rounds (Simulator.local_rows)
+        "playout_cut": [f"{mine} of {rows}" for (rows, _), mine in simulator.local_rows.items()],
         **({"device_ms_per_call": device_ms} if device_ms else {}), **timed, **versions(),
     }
 
@@ -492,7 +494,8 @@ def format_search_report(r: dict) -> str:
         f" {r['positions']} positions x {r['repeats']}",
         f"  device          {r['device']}   (jax {r['jax']}, gojax {r['gojax']})"
         + (f"; XLA CPU threads: {r['xla_cpu_threads']}" if r.get("xla_cpu_threads") else "")
-        + (f"; {r['playout_workers']} playout worker process(es)" if r.get("playout_workers") else ""),
+        + (f"; {r['playout_workers']} playout worker process(es)" if r.get("playout_workers") else "")
+        + "".join(f", {cut} rows of a round here" for cut in r.get("playout_cut", [])),
         f"  batch shape     L={r['leaves']} leaves x K={r['playouts_per_leaf']} playouts per device call;"
         f" {r['selection']}, prior {r['prior']}; {r.get('policy', 'mogo')} playouts, mercy {r.get('mercy', 0):g}",
         f"  simulations/s   {r['simulations_per_sec']:,.0f}   (median; {r['sec_per_search']:.2f} s per search)",

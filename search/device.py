@@ -10,8 +10,9 @@ Leaf i of tree g plays with the keys fold_in(fold_in(key_g, call_g), i): the onl
 derivation, so a tree's numbers depend on neither its batch nor the number of devices, and a
 tree in a forest plays exactly what it plays alone (tests/test_forest.py).  With several local
 devices the rows are split over them (shard_map, one playout loop per device); with playout
-worker processes (search/workers.py) each plays an equal share of the rows, sent before this
-process's prepare_round, and `_finish` merges the shares (tests/test_workers.py).
+worker processes (search/workers.py) this process keeps the first rows, as many as the fastest
+cut timed so far (`Simulator._balance`), and the workers play equal shares of the rest, sent
+before this process's prepare_round; `_finish` merges the shares (tests/test_workers.py).
 
 `Simulator` owns the two threads that keep the device busy: one dispatches the calls in order,
 one waits for each result and copies it to the host while the search thread descends the next
@@ -46,7 +47,7 @@ from gojax.kernels.playout import PlayoutConfig, PlayoutResult, pad_to_multiple,
 from gojax.kernels.state import as_packed, geometry_of, packed_komi, packed_size, unpack_fields, with_placeholder_chains
 from gojax.search import shape
 from gojax.search.params import SearchParams
-from gojax.search.workers import PlayoutWorker, merge
+from gojax.search.workers import BALANCE_RETRY, BALANCE_ROUNDS, BALANCE_SKIP, PlayoutWorker, merge, next_cut
 
 
 def leaf_prior_codes(states):
@@ -304,6 +305,9 @@ class _Shares(NamedTuple):
     value: jax.Array | None  # play_round's value and value_weight, mixed in once merged
     weight: float
     prior: jax.Array | None  # the start_prior of the whole round
+    key: tuple[int, int]  # (rows, board size): the key of Simulator.local_rows
+    mine: int  # this process's rows of it
+    sent_at: float  # time.monotonic() before its shares were sent
 
 
 class Submitted(NamedTuple):
@@ -343,7 +347,7 @@ class Simulator:
                  worker_setup=None, share_from: int = 0):
         """`device`: the jax Device the playouts run on; None: JAX's default device, the rows
         split over every local device.  `workers`: playout worker processes (search/workers.py)
-        that each play an equal share of every round's rows beside this process's own share, on
+        that each play an equal share of every round's rows after this process's own share, on
         a core of their own (the CPU only; none with contextual Monte-Carlo), started at the first
         round on a board of `share_from` x `share_from` or more (smaller boards' rounds stay in
         this process); `worker_setup`: the picklable callable each runs first (PlayoutWorker's
@@ -368,6 +372,14 @@ class Simulator:
         self._wanted = workers if self.config.cmc_prob == 0 else 0
         self.share_from = share_from
         self._workers: list[PlayoutWorker] = []  # started by _sharing
+        # (rows of a round, board size) -> this process's rows of it, timed by `_balance`: this
+        # process also runs the host's tree and each round's prepare_round (the net, where the
+        # prior is one), so an equal share of the playouts can keep the workers waiting.
+        self.local_rows: dict[tuple[int, int], int] = {}
+        self._block: dict[tuple[int, int], list[float]] = {}  # seconds of the rounds at the cut now
+        self._timed: dict[tuple[int, int], dict[int, float]] = {}  # cut -> median seconds per round
+        self._blocks: dict[tuple[int, int], int] = {}
+        self._last_done = 0.0  # time.monotonic() when the last shared round came back
 
     @property
     def worker_count(self) -> int:
@@ -492,8 +504,11 @@ class Simulator:
                 reply = self.params.prior_reply
                 keys, calls = np.asarray(keys, np.uint32), np.asarray(calls, np.int32)
                 shared = cmc is None and len(packed) > 1 and bool(self._sharing(size))
-                if shared:  # equal shares of the rows, this process's first
-                    cut = [round(i * len(packed) / (1 + len(self._workers))) for i in range(2 + len(self._workers))]
+                sent_at = time.monotonic()
+                if shared:  # this process's rows first, the rest in equal shares
+                    n, w = len(packed), len(self._workers)
+                    mine = self.local_rows.setdefault((n, size), round(n / (1 + w)))
+                    cut = [0] + [mine + round(i * (n - mine) / w) for i in range(w + 1)]
                 if shared and reply <= 0:  # the workers start before this process's prepare_round
                     sent = self._send_shares(packed, keys, calls, pool, None, cut)
                 states, verdicts, prior, value, logits = prepare_round(
@@ -506,7 +521,8 @@ class Simulator:
                     if reply > 0:  # the workers need the logits: they wait for prepare_round
                         sent = self._send_shares(packed, keys, calls, pool, np.asarray(first), cut)
                     local = play_first_share(states, keys, calls, pool, first, L, cut[1], self.k, self.config)
-                    return _Shares(local, sent, value, plan.value_weight if value_model else 0.0, prior)
+                    return _Shares(local, sent, value, plan.value_weight if value_model else 0.0, prior,
+                                   (n, size), mine, sent_at)
                 res = play_round(states, keys, calls, pool, cmc,
                                  L, self.k, self.config, self.devices, value,
                                  plan.value_weight if value_model else 0.0,
@@ -531,15 +547,37 @@ class Simulator:
                 sent.append(w)
         return sent
 
-    @staticmethod
-    def _finish(res):
-        """A round's PlayoutResult: `res` itself, or its shares (_Shares) collected and merged."""
+    def _finish(self, res):
+        """A round's PlayoutResult: `res` itself, or its shares (_Shares) collected and merged,
+        their ends weighed for the next rounds' cut (`_balance`)."""
         if not isinstance(res, _Shares):
             return res
         merged = merge([jax.device_get(res.local)] + [w.receive() for w in res.workers])
+        self._balance(res)
         if res.value is not None:
             merged = mix_value(merged, res.value, res.weight)
         return merged.replace(start_prior=res.prior)
+
+    def _balance(self, res: _Shares) -> None:
+        """Time one shared round (from its send, or the round before's end where it was sent
+        earlier, to its last share back) at its cut, and after workers.BALANCE_ROUNDS rounds
+        move the cut by workers.next_cut: the playouts are the same at every cut, so only the
+        time changes."""
+        done = time.monotonic()
+        seconds, self._last_done = done - max(self._last_done, res.sent_at), done
+        if res.mine != self.local_rows[res.key]:  # sent before the cut moved
+            return
+        block = self._block.setdefault(res.key, [])
+        block.append(seconds)
+        if len(block) < BALANCE_SKIP + BALANCE_ROUNDS:
+            return
+        timed = self._timed.setdefault(res.key, {})
+        timed[res.mine] = statistics.median(block[BALANCE_SKIP:])
+        block.clear()
+        self._blocks[res.key] = self._blocks.get(res.key, 0) + 1
+        if self._blocks[res.key] % BALANCE_RETRY == 0:  # time the neighbours again
+            timed = self._timed[res.key] = {res.mine: timed[res.mine]}
+        self.local_rows[res.key] = next_cut(res.key[0], len(self._workers), timed)
 
     def value_applies(self, plan: PriorPlan, komi: float) -> bool:
         """Is the plan's value head mixed in at `komi`?  Only at the komi it was fitted at (its

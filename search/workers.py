@@ -20,6 +20,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -43,6 +44,10 @@ class PlayoutWorker:
         self._proc = subprocess.Popen([sys.executable, "-c", "from gojax.search.workers import main; main()"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self._send_obj(("start", k, config, setup))
+        # The last share's end (time.monotonic, one clock for every process of this machine) and
+        # its seconds of play, from the worker: Simulator balances the shares by them.
+        self.finished_at = 0.0
+        self.seconds = 0.0
 
     def _send_obj(self, obj) -> None:
         try:
@@ -67,6 +72,7 @@ class PlayoutWorker:
                               f"its stderr says why") from err
         if kind == "error":
             raise WorkerError(f"playout worker {self._proc.pid}: {value}")
+        value, self.seconds, self.finished_at = value
         return PlayoutResult(**value)
 
     def close(self) -> None:
@@ -91,6 +97,27 @@ def merge(results: list[PlayoutResult]) -> PlayoutResult:
     return PlayoutResult(**fields)
 
 
+# Simulator.local_rows times a cut over this many rounds (their median seconds per round); the
+# first rounds at a new cut compile (here and in the workers) and are not counted; after this
+# many blocks at the best cut its neighbours are timed again (the tree's work per round grows).
+BALANCE_ROUNDS = 16
+BALANCE_SKIP = 2
+BALANCE_RETRY = 64
+
+
+def next_cut(rows: int, workers: int, timed: dict[int, float]) -> int:
+    """This process's rows for the next block of rounds of `rows` rows shared with `workers`
+    workers, given the median seconds per round `timed` at the cuts tried: a neighbour of the
+    fastest cut not yet timed (fewer rows here first: this process also runs the host's tree
+    and each round's prepare_round), else the fastest.  Each worker keeps a row, and so does
+    this process."""
+    best = min(timed, key=timed.get)
+    for cut in (best - 1, best + 1):
+        if 1 <= cut <= rows - workers and cut not in timed:
+            return cut
+    return best
+
+
 def _serve(inp, out) -> None:
     """The worker's loop: a "start" message, then "play" requests until stdin closes."""
     _, k, config, setup = pickle.load(inp)
@@ -106,8 +133,10 @@ def _serve(inp, out) -> None:
             return
         try:
             _, packed, keys, calls, lo, leaves, pool, first_logits = msg
+            t0 = time.monotonic()
             res = jax.device_get(play_share(packed, keys, calls, pool, first_logits, leaves, lo, k, config))
-            answer = ("ok", {name: getattr(res, name) for name in res.__dataclass_fields__})
+            t1 = time.monotonic()
+            answer = ("ok", ({name: getattr(res, name) for name in res.__dataclass_fields__}, t1 - t0, t1))
         except Exception as err:  # the parent raises it as a WorkerError
             answer = ("error", f"{type(err).__name__}: {err}")
         pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)

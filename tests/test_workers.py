@@ -14,7 +14,7 @@ from gojax.player import Player, PlayerOptions
 from gojax.search.device import Simulator
 from gojax.search.mcts import Search
 from gojax.search.params import SearchParams
-from gojax.search.workers import WorkerError
+from gojax.search.workers import BALANCE_ROUNDS, BALANCE_SKIP, WorkerError, next_cut
 
 BASE = SearchParams(leaves=4, playouts_per_leaf=4, pool_min_visits=16)
 
@@ -66,6 +66,39 @@ def test_a_round_shared_with_a_worker_plays_what_one_process_plays(pair, prior, 
              shared.dispatch(trees[:1], keys[:1], [call], pools and pools[:1]))
         same(alone.dispatch(trees, keys, [call, 5, 9], pools), shared.dispatch(trees, keys, [call, 5, 9], pools))
     assert shared.worker_count == 1
+
+
+def test_every_cut_of_a_round_plays_the_same_playouts(pair):
+    """The rows this process keeps (local_rows, moved by the timing of its rounds) change where
+    a row plays, never what: one row here and eleven there, then eleven here and one there."""
+    alone, shared = pair(BASE)
+    trees = [[board(), board("D4")], [board("C5")], [board("B2", "F6", "D4")]]
+    keys = np.asarray(jax.random.key_data(jax.vmap(jax.random.key)(np.arange(3))))
+    want = alone.dispatch(trees, keys, [3, 4, 5])
+    for mine in (1, 11):
+        shared.local_rows[(12, 7)] = mine
+        same(want, shared.dispatch(trees, keys, [3, 4, 5]))
+
+
+def test_the_cut_tries_fewer_rows_here_after_a_block_of_rounds(pair):
+    """One tree of four rows (the first rounds of that shape on this simulator): two here, two
+    there, until a block is timed."""
+    _, sim = pair(BASE)
+    keys = np.zeros((1, 2), np.uint32)
+    for call in range(BALANCE_SKIP + BALANCE_ROUNDS):
+        assert sim.local_rows.get((4, 7), 2) == 2
+        sim.dispatch([[board(), board("D4"), board("C3"), board("E5")]], keys, [call])
+    assert sim.local_rows[(4, 7)] == 1
+
+
+def test_the_cut_climbs_to_the_fastest_and_keeps_a_row_on_each_side():
+    assert next_cut(8, 1, {4: 0.05}) == 3  # fewer rows here first
+    assert next_cut(8, 1, {3: 0.04, 4: 0.05}) == 2
+    assert next_cut(8, 1, {2: 0.045, 3: 0.04, 4: 0.05}) == 3  # both neighbours slower: stay
+    assert next_cut(8, 1, {3: 0.06, 4: 0.05}) == 5
+    assert next_cut(8, 1, {1: 0.05}) == 2  # never none here
+    assert next_cut(8, 1, {6: 0.05, 7: 0.04}) == 7  # never none for the worker
+    assert next_cut(12, 3, {9: 0.05}) == 8  # three workers keep a row each
 
 
 @pytest.mark.parametrize("in_flight", ["descend", "stop"])
