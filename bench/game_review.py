@@ -13,7 +13,8 @@ judged, so a killed run resumes with the next game:
      each move and after the last, KataGo's), "winrate" (Black's, likewise)}
 
 A move's cost is its player's lead before it minus their lead after it, in points.  `--summary`
-prints, per engine, the mean cost per move by phase of the game, the share of moves that cost 5
+prints, per engine, the mean cost per move by phase of the game while it is contested (Black's
+win rate 10-90% before the move), the share of moves that cost 5
 or 15 points, the move after which each lost game's win rate stayed below 10%, and the costliest
 moves.  At one visit the values are the network's alone: noisy move by move, fair on average.
 """
@@ -31,6 +32,7 @@ from sgfmill import sgf
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
 PHASES = ((0, 50), (50, 150), (150, 10_000))  # moves of the game (both colours), 0-based
+CONTESTED = (0.1, 0.9)  # Black's win rate before a move that `--summary` counts
 
 
 def game_queries(folder: str, visits: int) -> list[tuple[dict, dict]]:
@@ -74,11 +76,15 @@ def judge(proc: subprocess.Popen, query: dict) -> tuple[list[float], list[float]
     return lead, winrate
 
 
-def costs(row: dict) -> list[tuple[int, str, float]]:
-    """(move index, engine, points the move cost its player) for each move of a judged game."""
-    lead = row["lead"]
+def costs(row: dict, contested: bool = False) -> list[tuple[int, str, float]]:
+    """(move index, engine, points the move cost its player) for each move of a judged game;
+    with `contested`, only the moves played where Black's win rate was within CONTESTED (once a
+    game is decided, score leads swing by tens of points on moves that change nothing)."""
+    lead, winrate = row["lead"], row["winrate"]
     out = []
     for t, colour in enumerate(row["colours"]):
+        if contested and not CONTESTED[0] <= winrate[t] <= CONTESTED[1]:
+            continue
         sign = 1 if colour == "B" else -1
         out.append((t, row["black"] if colour == "B" else row["white"], sign * (lead[t] - lead[t + 1])))
     return out
@@ -88,9 +94,11 @@ def summary(rows: list[dict]) -> str:
     """The text `--summary` prints (module docstring)."""
     per: dict[str, list[tuple[int, float]]] = {}
     for row in rows:
-        for t, who, c in costs(row):
+        for t, who, c in costs(row, contested=True):
             per.setdefault(who, []).append((t, c))
-    lines = [f"{len(rows)} games, {sum(len(r['lead']) - 1 for r in rows)} moves judged"]
+    lines = [f"{len(rows)} games, {sum(len(r['lead']) - 1 for r in rows)} moves judged; the costs below count "
+             f"the {sum(len(cs) for cs in per.values())} moves played while Black's win rate was "
+             f"{CONTESTED[0]:.0%}-{CONTESTED[1]:.0%}"]
     for who, cs in sorted(per.items()):
         cells = []
         for lo, hi in PHASES:
@@ -109,7 +117,7 @@ def summary(rows: list[dict]) -> str:
             continue
         wins = [w if loser == "B" else 1 - w for w in row["winrate"]]
         gone = next((t for t in range(len(wins)) if all(w < 0.10 for w in wins[t:])), None)
-        worst = sorted((c for c in costs(row) if c[1] == row["black" if loser == "B" else "white"]),
+        worst = sorted((c for c in costs(row, contested=True) if c[1] == row["black" if loser == "B" else "white"]),
                        key=lambda c: -c[2])[:3]
         lines.append(f"{row['id']}: {row['black' if loser == 'B' else 'white']} ({loser}) lost; below 10% for good "
                      f"from move {gone}; costliest moves " + ", ".join(

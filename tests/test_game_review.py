@@ -18,9 +18,11 @@ def test_a_moves_cost_is_its_players_drop_in_score_lead():
     assert [c for *_, c in costs(GAME)] == pytest.approx([2.0, -3.0, 0.0, 6.0])
 
 
-def test_the_summary_names_each_engines_cost_and_where_the_loser_fell():
+def test_the_summary_counts_contested_moves_and_names_where_the_loser_fell():
+    """Moves 2 and 3 come after Black's win rate fell to 5%: only D4 and Q16 count."""
+    assert [t for t, *_ in costs(GAME, contested=True)] == [0, 1]
     text = summary([GAME])
-    assert "gojax: mean cost 1.00 points per move" in text
-    assert "gnugo: mean cost 1.50 points per move" in text
+    assert "gojax: mean cost 2.00 points per move" in text
+    assert "gnugo: mean cost -3.00 points per move" in text
     assert "gojax (B) lost; below 10% for good from move 2" in text
     assert "1. D4 2.0" in text  # its costliest move first
