@@ -28,9 +28,10 @@ import statistics
 import subprocess
 import sys
 
-from sgfmill import sgf
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-COLUMNS = "ABCDEFGHJKLMNOPQRST"
+from bench.resign_review import game_moves  # noqa: E402
+
 PHASES = ((0, 50), (50, 150), (150, 10_000))  # moves of the game (both colours), 0-based
 CONTESTED = (0.1, 0.9)  # Black's win rate before a move that `--summary` counts
 
@@ -42,14 +43,7 @@ def game_queries(folder: str, visits: int) -> list[tuple[dict, dict]]:
     with open(os.path.join(folder, "results.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     for r in sorted(rows, key=lambda r: r["game"]):
-        with open(os.path.join(folder, r["sgf"]), "rb") as g:
-            game = sgf.Sgf_game.from_bytes(g.read())
-        size = game.get_size()
-        moves = []
-        for node in game.get_main_sequence()[1:]:
-            colour, move = node.get_move()
-            if colour is not None:
-                moves.append([colour.upper(), "pass" if move is None else f"{COLUMNS[move[1]]}{move[0] + 1}"])
+        size, moves = game_moves(os.path.join(folder, r["sgf"]))
         out.append(({"id": f"{name}:{r['game']}", "moves": moves, "rules": "chinese", "komi": r["komi"],
                      "boardXSize": size, "boardYSize": size, "maxVisits": visits,
                      "analyzeTurns": list(range(len(moves) + 1))}, r))

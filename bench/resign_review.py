@@ -22,6 +22,18 @@ from sgfmill import sgf
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
 
 
+def game_moves(path: str) -> tuple[int, list[list[str]]]:
+    """An SGF game's board size and its moves as KataGo's analysis engine takes them: [colour, GTP point or "pass"]."""
+    with open(path, "rb") as g:
+        game = sgf.Sgf_game.from_bytes(g.read())
+    moves = []
+    for node in game.get_main_sequence()[1:]:
+        colour, move = node.get_move()
+        if colour is not None:
+            moves.append([colour.upper(), "pass" if move is None else f"{COLUMNS[move[1]]}{move[0] + 1}"])
+    return game.get_size(), moves
+
+
 def resigned_positions(folder: str, visits: int) -> list[tuple[dict, str]]:
     """(KataGo query, gojax's colour) for each game of `folder` gojax lost by resigning."""
     out = []
@@ -31,14 +43,7 @@ def resigned_positions(folder: str, visits: int) -> list[tuple[dict, str]]:
             gojax = "B" if r["black"].startswith("gojax") else "W" if r["white"].startswith("gojax") else None
             if gojax is None or r.get("ended_by") != "resign" or r.get("winner_color", "")[:1].upper() == gojax:
                 continue
-            with open(os.path.join(folder, r["sgf"]), "rb") as g:
-                game = sgf.Sgf_game.from_bytes(g.read())
-            size = game.get_size()
-            moves = []
-            for node in game.get_main_sequence()[1:]:
-                colour, move = node.get_move()
-                if colour is not None:
-                    moves.append([colour.upper(), "pass" if move is None else f"{COLUMNS[move[1]]}{move[0] + 1}"])
+            size, moves = game_moves(os.path.join(folder, r["sgf"]))
             out.append(({"id": f"{os.path.basename(os.path.normpath(folder))}:{r['game']}", "moves": moves,
                          "rules": "chinese", "komi": r["komi"], "boardXSize": size, "boardYSize": size,
                          "maxVisits": visits}, gojax))
