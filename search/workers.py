@@ -20,7 +20,6 @@ import os
 import pickle
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -44,10 +43,6 @@ class PlayoutWorker:
         self._proc = subprocess.Popen([sys.executable, "-c", "from gojax.search.workers import main; main()"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self._send_obj(("start", k, config, setup))
-        # The last share's end (time.monotonic, one clock for every process of this machine) and
-        # its seconds of play, from the worker: Simulator balances the shares by them.
-        self.finished_at = 0.0
-        self.seconds = 0.0
 
     def _send_obj(self, obj) -> None:
         try:
@@ -72,7 +67,6 @@ class PlayoutWorker:
                               f"its stderr says why") from err
         if kind == "error":
             raise WorkerError(f"playout worker {self._proc.pid}: {value}")
-        value, self.seconds, self.finished_at = value
         return PlayoutResult(**value)
 
     def close(self) -> None:
@@ -133,10 +127,8 @@ def _serve(inp, out) -> None:
             return
         try:
             _, packed, keys, calls, lo, leaves, pool, first_logits = msg
-            t0 = time.monotonic()
             res = jax.device_get(play_share(packed, keys, calls, pool, first_logits, leaves, lo, k, config))
-            t1 = time.monotonic()
-            answer = ("ok", ({name: getattr(res, name) for name in res.__dataclass_fields__}, t1 - t0, t1))
+            answer = ("ok", {name: getattr(res, name) for name in res.__dataclass_fields__})
         except Exception as err:  # the parent raises it as a WorkerError
             answer = ("error", f"{type(err).__name__}: {err}")
         pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
