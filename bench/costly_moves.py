@@ -18,7 +18,8 @@ with the same settings, mostly does better (regression to the mean): compare set
 other on the same cases, the default settings run again among them, never with the game's cost.
 One row per search is appended to OUT; a rerun skips the searches OUT holds.  `--summary` prints,
 per setting, the mean cost, the share of answers costing under 1 point, and the share that
-repeat the game's move, over the cases every setting in OUT has searched.
+repeat the game's move, over the cases every setting in OUT has searched, and each setting's
+mean cost less the defaults' with a 95% interval, case by case.
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def settings_key(settings: dict) -> str:
     return json.dumps(settings, sort_keys=True)
 
 
+def paired_difference(held: dict, base: dict, common: set) -> tuple[float, float, float]:
+    """(low, mean, high): a setting's mean cost less the defaults', case by case (each case's
+    searches averaged first, so the seeds of a case are not counted as independent), with a 95%
+    interval from the spread of the per-case differences (normal approximation)."""
+    per: dict[tuple, list[float]] = {}
+    for k in common:
+        per.setdefault(k[:2], []).append(held[k]["cost"] - base[k]["cost"])
+    diffs = [statistics.mean(d) for d in per.values()]
+    mid = statistics.mean(diffs)
+    half = 1.96 * statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("inf")
+    return mid - half, mid, mid + half
+
+
 def summary(rows: list[dict]) -> str:
     """The text `--summary` prints (module docstring)."""
     by: dict[str, dict[tuple, dict]] = {}
@@ -71,15 +85,20 @@ def summary(rows: list[dict]) -> str:
     common = set.intersection(*(set(v) for v in by.values())) if by else set()
     cases_ = {k[:2] for k in common}
     lines = [f"{len(cases_)} cases searched by every setting ({len(common)} searches each)",
-             "setting".ljust(44) + "  searches  mean cost  under 1 point  the game's move"]
+             "setting".ljust(44) + "  searches  mean cost  under 1 point  the game's move  vs the defaults"]
+    base = by.get("{}")
     for name, held in sorted(by.items()):
         rs = [held[k] for k in sorted(common)]
         if not rs:
             continue
+        versus = ""
+        if base is not None and name != "{}":
+            lo, mid, hi = paired_difference(held, base, common)
+            versus = f"{mid:+.2f} ({lo:+.2f} .. {hi:+.2f})"
         lines.append(f"{(name if name != '{}' else 'the defaults'):<44}  {len(rs):>8}  "
                      f"{statistics.mean(r['cost'] for r in rs):>9.2f}  "
                      f"{sum(r['cost'] < 1 for r in rs) / len(rs):>13.2f}  "
-                     f"{sum(r['move'] == r['played'] for r in rs) / len(rs):>15.2f}")
+                     f"{sum(r['move'] == r['played'] for r in rs) / len(rs):>15.2f}  {versus}")
     if common:
         game_cost = statistics.mean(next(iter(by.values()))[k]["game_cost"] for k in common)
         lines.append(f"(the game's moves there cost {game_cost:.2f} on average)")

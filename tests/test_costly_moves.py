@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.costly_moves import answer_cost, cases, summary
+from bench.costly_moves import answer_cost, cases, paired_difference, summary
 
 # Black's lead before each of five moves and after the last (KataGo's, as bench/game_review.py
 # writes it): gojax (Black) gives up 5 points with D4 and 4 with C3, but C3 comes after Black's
@@ -42,5 +42,16 @@ def test_the_summary_compares_settings_on_the_searches_they_share():
     assert "the defaults" in text
     lines = {line.split()[0]: line.split() for line in text.splitlines()[2:4]}
     assert lines["the"][-4:] == ["2", "2.75", "0.50", "0.50"]  # mean of 5.0 and 0.5; one under 1; one repeat
-    assert lines['{"puct":'][-4:] == ["2", "1.00", "0.50", "0.00"]
+    assert lines['{"puct":'][2:6] == ["2", "1.00", "0.50", "0.00"]
+    assert lines['{"puct":'][-4:] == ["-1.75", "(-inf", "..", "+inf)"]  # one case: no interval
     assert "the game's moves there cost 5.00" in text
+
+
+def test_the_difference_to_the_defaults_averages_each_cases_seeds_first():
+    """Case (0, 10) has two seeds (differences -4 and -2: -3), case (1, 20) one (-1): the mean of
+    -3 and -1 is -2, their spread 1.41, the interval -2 +- 1.96 * 1.41 / sqrt 2."""
+    held = {(0, 10, 0): {"cost": 1.0}, (0, 10, 1): {"cost": 2.0}, (1, 20, 0): {"cost": 3.0}}
+    base = {(0, 10, 0): {"cost": 5.0}, (0, 10, 1): {"cost": 4.0}, (1, 20, 0): {"cost": 4.0}}
+    lo, mid, hi = paired_difference(held, base, set(held))
+    assert mid == pytest.approx(-2.0)
+    assert (lo, hi) == pytest.approx((-2.0 - 1.96, -2.0 + 1.96))
