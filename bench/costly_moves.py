@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench.game_review import CONTESTED, costs  # noqa: E402
+from bench.game_review import CONTESTED, costs, judge  # noqa: E402
 from bench.oracle_positions import parse_settings  # noqa: E402
 from bench.resign_review import game_moves  # noqa: E402
 
@@ -120,18 +120,7 @@ class Judge:
             query = {"id": f"{case['game']}:{case['ply']}:{move}", "rules": "chinese", "komi": komi,
                      "boardXSize": size, "boardYSize": size, "maxVisits": self.visits,
                      "moves": moves[:case["ply"]] + [[case["colour"], move]], "analyzeTurns": [case["ply"] + 1]}
-            self.proc.stdin.write(json.dumps(query) + "\n")
-            self.proc.stdin.flush()
-            while True:
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise SystemExit(f"KataGo ended (exit {self.proc.poll()}) while judging {query['id']}")
-                a = json.loads(line)
-                if "error" in a:
-                    raise SystemExit(f"KataGo refused {query['id']}: {a['error']}")
-                if a.get("id") == query["id"] and "rootInfo" in a:
-                    self.cache[key] = round(a["rootInfo"]["scoreLead"], 2)
-                    break
+            self.cache[key] = judge(self.proc, query)[0][0]
         return self.cache[key]
 
     def close(self) -> None:

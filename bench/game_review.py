@@ -51,12 +51,12 @@ def game_queries(folder: str, visits: int) -> list[tuple[dict, dict]]:
 
 
 def judge(proc: subprocess.Popen, query: dict) -> tuple[list[float], list[float]]:
-    """Black's score lead and win rate at each turn of `query` (the runner's config reports
+    """Black's score lead and win rate at each of `query`'s analyzeTurns (the runner's config reports
     Black's view), from KataGo's answers, one per turn."""
     proc.stdin.write(json.dumps(query) + "\n")
     proc.stdin.flush()
-    turns = len(query["analyzeTurns"])
-    lead, winrate = [None] * turns, [None] * turns
+    index = {t: i for i, t in enumerate(query["analyzeTurns"])}  # the answers' turns, in the query's order
+    lead, winrate = [None] * len(index), [None] * len(index)
     while any(x is None for x in lead):
         line = proc.stdout.readline()
         if not line:
@@ -65,8 +65,8 @@ def judge(proc: subprocess.Popen, query: dict) -> tuple[list[float], list[float]
         if "error" in a:
             raise SystemExit(f"KataGo refused {query['id']}: {a['error']}")
         if a.get("id") == query["id"] and "rootInfo" in a:
-            lead[a["turnNumber"]] = round(a["rootInfo"]["scoreLead"], 2)
-            winrate[a["turnNumber"]] = round(a["rootInfo"]["winrate"], 4)
+            lead[index[a["turnNumber"]]] = round(a["rootInfo"]["scoreLead"], 2)
+            winrate[index[a["turnNumber"]]] = round(a["rootInfo"]["winrate"], 4)
     return lead, winrate
 
 
