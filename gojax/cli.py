@@ -628,7 +628,8 @@ def _add_learn_policy(sub):
     p.add_argument("--l2", type=float, default=1e-5, help="L2 penalty on the weights (1e-5)")
     p.add_argument("--seed", type=int, default=0, help="held-out games and batch order")
     p.add_argument("--init", metavar="NPZ", help="start from this model's weights; the L2 penalty then pulls "
-                                                 "towards them (e.g. refine the bundled model on a stronger teacher)")
+                                                 "towards them (e.g. refine the bundled model on a stronger teacher, or on "
+                                                 "another board size)")
     p.set_defaults(func=_run_learn_policy)
 
 

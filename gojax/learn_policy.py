@@ -7,7 +7,9 @@ percents over the moves) or bench/teacher_policy.py (KataGo's network policy, ex
 an L2 penalty) over the legal moves that are not own eyes, the moves a playout may draw; games
 are split into training and held-out ones by a fixed hash.  With a starting model (`--init`)
 the penalty pulls towards its weights, not towards 0: a few thousand strong labels then refine a
-model fitted on many weaker ones, and shapes they never show keep their old weights.
+model fitted on many weaker ones, and shapes they never show keep their old weights.  The
+features are the same on every board size, so a model fitted on one size may start another's
+(the 3x3 shapes of a few thousand 19x19 positions are too sparse to fit from nothing).
 """
 
 from __future__ import annotations
@@ -225,10 +227,8 @@ def main(args) -> None:
     size = int(np.load(args.data)["size"])
     init = None
     if getattr(args, "init", None):
-        init, init_size = learnt.load_model(args.init)
-        if init_size != size:
-            raise ValueError(f"--init {args.init} was fitted on {init_size}x{init_size}, the data is {size}x{size}")
-        say(f"from {args.init}: held out {evaluate(ds, test, init)}")
+        init, init_size = learnt.load_model(args.init)  # the features do not depend on the board's size
+        say(f"from {args.init} ({init_size}x{init_size}): held out {evaluate(ds, test, init)}")
     weights = fit(ds, train, config, progress=lambda e, n, loss: say(f"epoch {e}/{n}: training loss {loss:.4f}"),
                   init=init)
     report = {"data": args.data, "init": getattr(args, "init", None) or "", "config": dataclasses.asdict(config),

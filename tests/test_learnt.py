@@ -349,12 +349,20 @@ def test_a_fit_from_a_starting_model_is_pulled_towards_it(tmp_path):
     assert learn_policy.evaluate(ds, train, free)["cross_entropy"] < before
 
 
-def test_a_starting_model_for_another_size_is_a_one_line_error(tmp_path):
+def test_a_model_fitted_on_another_size_starts_this_ones_fit(tmp_path):
+    """The features are the same on every board: a 7x7 model may start a 9x9 fit, which is
+    saved as a 9x9 model pulled towards the starting weights."""
     seven = tmp_path / "seven.npz"
-    learnt.save_model(str(seven), np.zeros(learnt.N_WEIGHTS), 7)
-    run = subprocess.run([sys.executable, "-m", "gojax", "learn-policy", str(KATAGO), "--out", str(tmp_path / "o.npz"),
-                          "--init", str(seven)], capture_output=True, text=True, timeout=300)
-    assert run.returncode != 0
-    assert run.stderr.strip().splitlines()[-1] == \
-        f"gojax learn-policy: --init {seven} was fitted on 7x7, the data is 9x9"
-    assert not (tmp_path / "o.npz").exists()
+    start = np.random.default_rng(3).normal(0, 0.1, learnt.N_WEIGHTS).astype(np.float32)
+    learnt.save_model(str(seven), start, 7)
+    out = tmp_path / "o.npz"
+    run = subprocess.run([sys.executable, "-m", "gojax", "learn-policy", str(KATAGO), "--out", str(out),
+                          "--init", str(seven), "--epochs", "1", "--l2", "1.0"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert f"from {seven} (7x7): held out" in run.stderr
+    weights, size = learnt.load_model(str(out))
+    assert size == 9
+    assert 0 < np.abs(weights - start).max() < 0.1
+
+
