@@ -364,5 +364,3 @@ def test_a_model_fitted_on_another_size_starts_this_ones_fit(tmp_path):
     weights, size = learnt.load_model(str(out))
     assert size == 9
     assert 0 < np.abs(weights - start).max() < 0.1
-
-
